@@ -6971,6 +6971,19 @@ def _attribute_style(obj, inputs, kw, info, found):
     return layer, info
 
 
+def reused_layers(obj) -> list:
+    """The indices (as text) of the first layer object ``obj``'s list ``layers`` holds more than once (lesson 07's
+    one activation used twice in the chain), ``[]`` when it holds none twice or has no such list: what
+    :func:`gradcheck.diagnose._reused_sublayer` reads, here for a local layer, in the sandbox's child for a sandboxed
+    one (its ``reused_layers`` adapter call: object identity is the child's). The list is the instance's own
+    attribute (no property of the layer's runs); its first 10000 entries are read."""
+    layers = _fields(obj).get("layers") if _has_fields(obj) else None
+    at: dict = {}
+    for i, sub in enumerate(layers[:10000] if isinstance(layers, (list, tuple)) else ()):
+        at.setdefault(id(sub), []).append(str(i))
+    return next((ix for ix in at.values() if len(ix) > 1), [])
+
+
 def next_new_layer(model, layers, index) -> int:
     """The index of the first layer after ``layers[index]`` that is no object met before it in ``layers``, where the
     search for a failing model's first failing layer goes on (:func:`gradcheck.diagnose.first_failing_sublayer`).

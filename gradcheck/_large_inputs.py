@@ -7,24 +7,29 @@ PASSed ``--reference manualprop.Softmax``); one shifting by the global max inste
 everywhere, so the rows are also shifted apart, +1000 and -1000 in turn (verify38 F10). Compared wherever the
 reference's output and gradients are finite; a layer's forward may keep state (running statistics) or read the mask
 it holds, so its probe runs on a copy (``copy.deepcopy``: a sandboxed layer's clone), and the reference's too.
+One probe for ``gradcheck check`` (:func:`at_large_inputs`, :func:`at_large_predictions`) and the grader's
+``layer_gradients`` and ``loss_gradient`` (session 40: the grader gave an unshifted softmax full marks).
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
-from collections.abc import Iterator, Mapping
+import math
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
 
 from . import _validation as V
 from .compare import close, compare
-from .errors import StudentCodeError
+from .errors import NonFiniteError, StudentCodeError
 from .result import TensorRecord
 from .sources import Call, Wrapper, manual_source, reference_source
 
-__all__ = ["LARGE_SHIFTS", "ROWS", "large_shifts", "at_large_inputs", "overflow_note", "probed_large"]
+__all__ = ["LARGE_SHIFTS", "ROWS", "large_shifts", "at_large_inputs", "at_large_predictions", "overflow_note",
+           "probed_large"]
 
 #: The shifts of the input at which a layer or loss checked against a reference is compared with it again.
 LARGE_SHIFTS = (1000.0, -1000.0)
@@ -133,3 +138,53 @@ def _reference_at(reference: Any, call: Call, G: np.ndarray, got: Mapping[str, n
         return None
     out = {"Y": np.asarray(Y, dtype=np.float64), **grads}
     return out if all(np.isfinite(v).all() for v in out.values()) else None
+
+
+def at_large_predictions(loss: Any, reference: Any, yt: np.ndarray, yp: np.ndarray, value: Callable[..., float],
+                          owner: str, gname: str, rtol: float, atol: float, records: list[TensorRecord],
+                          notes: list[str]) -> tuple[list[TensorRecord], list[str]]:
+    """``records`` and ``notes`` with the records of ``L`` and ``dL/dy_pred`` against ``reference``'s at ``y_pred``
+    shifted by each of :func:`large_shifts` where the reference's are finite, and a note for
+    each shift where they differ (NaN or inf from the loss: an overflow). ``value(x)`` runs the loss's forward at ``x``; the loss's state is
+    its forward's at ``y_pred`` again after."""
+    records, notes = list(records), list(notes)
+    for at, x in large_shifts(yp):  # the rows apart once the uniform shifts passed (verify38 F10: a global max)
+        if at == ROWS and not all(r.passed for r in records):
+            break
+        with np.errstate(all="ignore"):
+            try:
+                L_ref = float(reference.forward(yt.copy(), x.copy()))
+                g_ref = np.asarray(reference.backward(), dtype=np.float64)
+            except Exception:  # noqa: BLE001 - a reference that refuses such predictions (probabilities): no probe
+                continue
+            if not (math.isfinite(L_ref) and g_ref.shape == yp.shape and np.isfinite(g_ref).all()):
+                continue
+            L_c, g_c, ran = float("nan"), np.full(yp.shape, np.nan), True  # what the loss raises there counts as NaN
+            try:
+                L_c = value(x)
+            except NonFiniteError:  # its forward ran to the end, to an L of NaN or inf: its backward is read
+                pass
+            except StudentCodeError:  # it raised (or the sandbox failed): no backward of this forward
+                ran = False
+            if ran:
+                with contextlib.suppress(StudentCodeError):
+                    g_c = np.asarray(V.call_student(loss.backward, owner=owner, call="backward()"), dtype=np.float64)
+        if g_c.shape != yp.shape:
+            g_c = np.full(yp.shape, np.nan)
+        at = f"y_pred {at}"
+        recs = [TensorRecord(f"L ({at})", (), "forward",
+                             [compare(np.array(L_c), np.array(L_ref), "manual-vs-reference", rtol=rtol, atol=atol)]),
+                TensorRecord(f"{gname} ({at})", yp.shape, "gradient",
+                             [compare(g_c, g_ref, "manual-vs-reference", rtol=rtol, atol=atol)])]
+        records += recs
+        if not all(r.passed for r in recs):
+            bad = not (math.isfinite(L_c) and np.isfinite(g_c).all())
+            notes.append(f"at {at} (predictions of that size come with training), L = {L_c:.6g}"
+                         + (" and a gradient with NaN or inf" if not np.isfinite(g_c).all() else "")
+                         + f", where the reference gives L = {L_ref:.6g} and a finite gradient"
+                         + ("; an overflow: exp of a large prediction is inf above 709.8, and a probability it "
+                            "rounds to 0 or 1 makes log give -inf (subtract each row's max first, the log-sum-exp "
+                            "shift, or use log1p/logaddexp)" if bad else "") + ".")
+    with contextlib.suppress(Exception):  # noqa: BLE001 - the loss's cache as its check left it
+        value(yp)
+    return records, notes

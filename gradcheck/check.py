@@ -4,11 +4,9 @@ compared by :func:`gradcheck.compare.compare` into a :class:`~gradcheck.result.C
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import functools
 import inspect
-import math
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -16,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from . import _validation as V
-from ._large_inputs import ROWS, at_large_inputs, large_shifts
+from ._large_inputs import at_large_inputs, at_large_predictions
 from .compare import (
     ATOL_FLOOR,
     EXTRAPOLATION_ROUNDOFF,
@@ -37,7 +35,7 @@ from .compare import (
     swamped_by,
 )
 from .config import MODES, CheckConfig, mode_word, training_modes
-from .errors import GradientShapeError, NonFiniteError, StudentCodeError, TwinError, UsageError
+from .errors import GradientShapeError, TwinError, UsageError
 from .numerical import (
     default_eps,
     directional_derivatives,
@@ -1167,7 +1165,7 @@ def _check_loss_as_given(loss: Any, y_true: Any, y_pred: Any, *, twin: Any, init
                          {"y_pred": atol})
     notes = _large_step_note(cfg) + cache_rewritten_notes(rewritten)
     if reference is not None and all(r.passed for r in records):  # what the drawn y_pred cannot show (F9)
-        records, notes = _at_large_predictions(loss, reference, yt, yp, value, owner, gname, rtol, atol, records, notes)
+        records, notes = at_large_predictions(loss, reference, yt, yp, value, owner, gname, rtol, atol, records, notes)
     analytic = [g["y_pred"] for g in sources.values()]  # as a layer's: an atol passing an error of its size
     if atol > ATOL_FLOOR or (cfg.atol is not None and _resolved(analytic, L, 1.0, cfg, yp)):
         _swamped(atol, analytic, gname, records, notes, given=cfg.atol is not None)
@@ -1178,56 +1176,6 @@ def _check_loss_as_given(loss: Any, y_true: Any, y_pred: Any, *, twin: Any, init
         twin_note=note, notes=notes, gradients={src: {gname: v["y_pred"]} for src, v in sources.items()})
     res._output = np.array(L)  # the value, for a check at another constructor argument (not a field: not in to_dict)
     return res
-
-
-def _at_large_predictions(loss: Any, reference: Any, yt: np.ndarray, yp: np.ndarray, value: Callable[..., float],
-                          owner: str, gname: str, rtol: float, atol: float, records: list[TensorRecord],
-                          notes: list[str]) -> tuple[list[TensorRecord], list[str]]:
-    """``records`` and ``notes`` with the records of ``L`` and ``dL/dy_pred`` against ``reference``'s at ``y_pred``
-    shifted by each of :func:`gradcheck._large_inputs.large_shifts` where the reference's are finite, and a note for
-    each shift where they differ (NaN or inf from the loss: an overflow). ``value(x)`` runs the loss's forward at ``x``; the loss's state is
-    its forward's at ``y_pred`` again after."""
-    records, notes = list(records), list(notes)
-    for at, x in large_shifts(yp):  # the rows apart once the uniform shifts passed (verify38 F10: a global max)
-        if at == ROWS and not all(r.passed for r in records):
-            break
-        with np.errstate(all="ignore"):
-            try:
-                L_ref = float(reference.forward(yt.copy(), x.copy()))
-                g_ref = np.asarray(reference.backward(), dtype=np.float64)
-            except Exception:  # noqa: BLE001 - a reference that refuses such predictions (probabilities): no probe
-                continue
-            if not (math.isfinite(L_ref) and g_ref.shape == yp.shape and np.isfinite(g_ref).all()):
-                continue
-            L_c, g_c, ran = float("nan"), np.full(yp.shape, np.nan), True  # what the loss raises there counts as NaN
-            try:
-                L_c = value(x)
-            except NonFiniteError:  # its forward ran to the end, to an L of NaN or inf: its backward is read
-                pass
-            except StudentCodeError:  # it raised (or the sandbox failed): no backward of this forward
-                ran = False
-            if ran:
-                with contextlib.suppress(StudentCodeError):
-                    g_c = np.asarray(V.call_student(loss.backward, owner=owner, call="backward()"), dtype=np.float64)
-        if g_c.shape != yp.shape:
-            g_c = np.full(yp.shape, np.nan)
-        at = f"y_pred {at}"
-        recs = [TensorRecord(f"L ({at})", (), "forward",
-                             [compare(np.array(L_c), np.array(L_ref), "manual-vs-reference", rtol=rtol, atol=atol)]),
-                TensorRecord(f"{gname} ({at})", yp.shape, "gradient",
-                             [compare(g_c, g_ref, "manual-vs-reference", rtol=rtol, atol=atol)])]
-        records += recs
-        if not all(r.passed for r in recs):
-            bad = not (math.isfinite(L_c) and np.isfinite(g_c).all())
-            notes.append(f"at {at} (predictions of that size come with training), L = {L_c:.6g}"
-                         + (" and a gradient with NaN or inf" if not np.isfinite(g_c).all() else "")
-                         + f", where the reference gives L = {L_ref:.6g} and a finite gradient"
-                         + ("; an overflow: exp of a large prediction is inf above 709.8, and a probability it "
-                            "rounds to 0 or 1 makes log give -inf (subtract each row's max first, the log-sum-exp "
-                            "shift, or use log1p/logaddexp)" if bad else "") + ".")
-    with contextlib.suppress(Exception):  # noqa: BLE001 - the loss's cache as its check left it
-        value(yp)
-    return records, notes
 
 
 def _given(info: Mapping[str, Any], yt: np.ndarray, x: np.ndarray, pred: str, target: str) -> str:

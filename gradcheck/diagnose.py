@@ -1399,7 +1399,8 @@ def adapter_call(layer: Any, name: str, *args: Any) -> Any:
     ``state_values``, ``set_weights`` (``values``), ``set_variant`` (``index``), ``numpy_patched`` (``{"np.dot":
     module of its replacement}``: numpy's functions the checked code replaced) or ``penalty_numbers`` (``{name:
     value}``: the regulariser strengths it holds) or ``same_draws`` (``seed``: its generators set from it) or
-    ``set_pair_keywords`` (``values``: a function pair's dict arguments set, None: put back)."""
+    ``set_pair_keywords`` (``values``: a function pair's dict arguments set, None: put back) or ``reused_layers``
+    (the indices of one object its ``layers`` list holds twice)."""
     from . import _adapters
     from ._sandbox_child import ADAPTER_CALLS
 
@@ -6187,7 +6188,8 @@ def name_graded(layer: Any, inputs: Sequence[np.ndarray], tensor: str, got: Any,
     Returns
     -------
     Finding
-        The named bug, or ``"wrong-values"`` (the worst element).
+        The named bug; where the numbers name none, ``"reused-sublayer"`` when forward uses one sub-layer object twice
+        (:func:`reused_finding`, as check's diagnosis says), else ``"wrong-values"`` (the worst element).
 
     Raises
     ------
@@ -6215,8 +6217,9 @@ def name_graded(layer: Any, inputs: Sequence[np.ndarray], tensor: str, got: Any,
     L.fwd = counted
     spent = None if forwards is None and before_forward is None else (
         lambda: stopped[0] or forwards is not None and calls[0] >= forwards)
-    return layer_signature(L, tensor, m, np.where(np.isfinite(n), n, np.nan), rtol, atol, alternatives=alternatives,
-                           spent=spent)
+    found = layer_signature(L, tensor, m, np.where(np.isfinite(n), n, np.nan), rtol, atol, alternatives=alternatives,
+                            spent=spent)  # no bug pattern in the numbers: one sub-layer used twice, as check names it
+    return found if found.code != "wrong-values" else reused_finding(layer, _class_name(layer)) or found
 
 
 #: The layer-aware signatures :func:`_tensor_signature` tries in order after :func:`name_signature`, one row each:
@@ -6712,27 +6715,34 @@ def _reuse_named(layer: Any, diag: Diagnosis, owner: str) -> None:
     """The ``reused-sublayer`` finding first in ``diag`` of a layer that failed unnamed ("no known bug pattern")
     and uses one sub-layer object twice in its forward (:func:`_reused_sublayer`); for a backward that raised
     (the second use's cache of another shape), the same words after its error."""
-    if diag.passed or (what := _reused_sublayer(layer, owner)) is None:
+    if diag.passed or (found := reused_finding(layer, owner)) is None:
         return
     if diag.error is None and set(diag.codes) <= {"wrong-values"}:
-        diag.findings.insert(0, _find("reused-sublayer", what=what))
+        diag.findings.insert(0, found)
     elif isinstance(diag.error, StudentCodeError) and "backward" in str(diag.error):
-        diag.error.args = (f"{diag.error} Likely why: " + _find("reused-sublayer", what=what).message + ".",)
+        diag.error.args = (f"{diag.error} Likely why: " + found.message + ".",)
+
+
+def reused_finding(layer: Any, owner: str) -> Finding | None:
+    """The ``reused-sublayer`` finding of a ``layer`` whose forward uses one sub-layer object more than once
+    (:func:`_reused_sublayer`), None otherwise: one diagnosis for ``gradcheck check`` (:func:`_reuse_named`) and the
+    grader (:func:`name_graded`, where the numbers name no bug)."""
+    what = _reused_sublayer(layer, owner)
+    return None if what is None else _find("reused-sublayer", what=what)
 
 
 def _reused_sublayer(layer: Any, owner: str) -> str | None:
     """What says that ``layer``'s forward uses one sub-layer object more than once (newuser38 F8: ``self.act`` after
-    l1 and after l2, "no known bug pattern"): the same object twice in its list ``layers`` (a local layer's), or, read
-    with :mod:`ast` from its class's file, ``self.NAME.forward(...)`` (or ``self.NAME(...)``) called twice in forward,
-    or once inside a loop, where backward calls ``self.NAME.backward`` with dY alone (no cache given back); None
-    otherwise."""
-    held = getattr(getattr(layer, "obj", layer), "layers", None) if not _remote(layer) else None
-    if isinstance(held, (list, tuple)):
-        at: dict[int, list[int]] = {}
-        for i, sub in enumerate(held):
-            at.setdefault(id(sub), []).append(i)
-        if (twice := next((ix for ix in at.values() if len(ix) > 1), None)) is not None:
-            return f"{owner}.layers holds one object at {' and '.join(f'layers[{i}]' for i in twice)}"
+    l1 and after l2, "no known bug pattern"): the same object twice in its list ``layers`` (read where the layer
+    lives, :func:`adapter_call`: a sandboxed layer's in its child), or, read with :mod:`ast` from its class's file,
+    ``self.NAME.forward(...)`` (or ``self.NAME(...)``) called twice in forward, or once inside a loop, where backward
+    calls ``self.NAME.backward`` with dY alone (no cache given back); None otherwise."""
+    try:  # read where the layer lives (a sandboxed one's objects are its child's)
+        twice = adapter_call(layer, "reused_layers")
+    except GradcheckError:  # a sandbox that failed: the source is read below
+        twice = []
+    if twice:
+        return f"{owner}.layers holds one object at {' and '.join(f'layers[{i}]' for i in twice)}"
     fns = {f.name: f for c in reversed(layer_classes(layer)[1]) for f in c.body if isinstance(f, ast.FunctionDef)}
     fwd, bwd = fns.get("forward") or fns.get("__call__"), fns.get("backward")
     if fwd is None or bwd is None:

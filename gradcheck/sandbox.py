@@ -2295,7 +2295,8 @@ _ADAPTER_REPLIES = {"hold_random": ("{}.fix_mask(True)", str), "random_draws": (
                     "numpy_patched": ("{}'s numpy functions", dict),
                     "penalty_numbers": ("{}'s regulariser strengths", dict),
                     "same_draws": ("{}'s random generators", None),
-                    "set_pair_keywords": ("{}'s dict arguments", None)}
+                    "set_pair_keywords": ("{}'s dict arguments", None),
+                    "reused_layers": ("{}.layers", list)}
 
 
 class _Remote:

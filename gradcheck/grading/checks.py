@@ -34,6 +34,7 @@ from .._adapters import (
     class_outputs,
     forward_in_mode,
 )
+from .._large_inputs import at_large_inputs, at_large_predictions
 from .._running_stats import NOT_UPDATED, _fmt, at_initial_value
 from ..check import check_layer, check_loss
 from ..compare import ATOL_FLOOR, close, relative_error
@@ -926,7 +927,7 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
     parts = _graded_parts(layer, xs, d_in, weights, got, expected, ones, keys, short, cfg, numerical, G, Y, Y_ref,
                           ref_call.names)
     verdict = Verdict(parts, _transposed_notes(layer, reference, xs) + [cached] * bool(cached))
-    return _as_check(verdict, layer, xs, d_in, G.shape, cfg, numerical, Y, reference, written)
+    return _as_check(verdict, layer, xs, d_in, G.shape, cfg, numerical, Y, reference, written, G)
 
 
 def _fixed_mask_graded(owner: str, reference: Any, weights: Mapping[str, float]) -> Verdict:
@@ -1466,7 +1467,7 @@ def _directional_misses(layer: Any, xs: list[np.ndarray], d_in: list[str], shape
 
 def _as_check(verdict: Verdict, layer: Any, xs: list[np.ndarray], d_in: list[str], shape: tuple[int, ...],
               cfg: CheckConfig, numerical: bool, Y: Any = None, reference: Any = None,
-              written: GradcheckError | None = None) -> Verdict:
+              written: GradcheckError | None = None, G: np.ndarray | None = None) -> Verdict:
     """The end of :func:`layer_gradients` once the reference's comparison gave ``verdict``: the one place grading
     reads ``gradcheck check``'s verdict. First check's verdicts on the layer as a whole, each decided whatever the
     parts say (:func:`_whole_layer`: a backward that wrote into dY, ``written``; a forward output ``Y`` in float32
@@ -1478,7 +1479,8 @@ def _as_check(verdict: Verdict, layer: Any, xs: list[np.ndarray], d_in: list[str
     ones too), then check's NOT CHECKED as a whole
     (:func:`gradcheck.check_command._undecided`, exit 3 there: no points, whatever else failed), and how to
     reproduce a failure. A failed part against the ``reference`` first has the reference checked
-    (:func:`_reference_confirmed`)."""
+    (:func:`_reference_confirmed`); with the upstream gradient ``G``, the parts are compared with the
+    reference again at large inputs, as check compares them, when all passed (:func:`_large_graded`)."""
     if numerical and not verdict.passed and reference is not None:
         _reference_confirmed(reference, xs, [p.name for p in verdict.parts if not p.passed], d_in, cfg)
     if whole := _whole_layer(verdict, layer, xs, shape, numerical, Y, written):
@@ -1495,6 +1497,8 @@ def _as_check(verdict: Verdict, layer: Any, xs: list[np.ndarray], d_in: list[str
         if failed := _numerical(verdict, {p.name for p in verdict.parts if p.passed}, run,
                                 lambda t: rename.get(t, t), "", "Is the layer deterministic?", confirm, ref_run):
             return failed  # every part had matched: the check's error fails them all
+    if G is not None and reference is not None and not whole:
+        _large_graded(verdict, layer, xs, d_in, G, reference, cfg)
     from ..check_command import _undecided
 
     verdict.not_checked = _undecided(getattr(layer, "protocol", None) or {}, type(layer).__name__, grading=True,
@@ -1503,6 +1507,31 @@ def _as_check(verdict: Verdict, layer: Any, xs: list[np.ndarray], d_in: list[str
                                                 reference=reference)):
         verdict.notes.append(how)
     return verdict
+
+
+def _large_graded(verdict: Verdict, layer: Any, xs: list[np.ndarray], d_in: list[str], G: np.ndarray, reference: Any,
+                  cfg: CheckConfig) -> None:
+    """Fail, in place, each part still passing whose gradient differs from the reference's at inputs of size 1000
+    (:func:`gradcheck._large_inputs.at_large_inputs`, check's comparison: X + 1000, X - 1000, the rows apart, where
+    the reference's values are finite), its message check's note (an overflow: subtract each row's max). The test's
+    input cannot show a softmax without its max shift: it matches the reference there and is NaN at X + 1000. The
+    layer runs on a copy (a sandboxed layer's clone, in its child), the reference here. As in check, only when every
+    part passed: a wrong gradient of another shape (db not summed) reads as NaN there, and would fail the others."""
+    if not verdict.passed:
+        return
+    passing = {p.name: p for p in verdict.parts}
+    owner = type(layer).__name__
+    call = Call(layer, owner, xs, [n[1:] for n in d_in], V.layer_params(layer, owner), cfg.training)
+    display = {**dict(zip(call.keys, d_in)), **{k: f"d{k}" for k in call.params}}
+    records: list = []
+    notes: list[str] = []
+    at_large_inputs(call, reference, G, cfg.rtol, {"Y": ATOL_FLOOR if cfg.atol is None else cfg.atol}, display,
+                    records, notes)
+    for r in records:
+        at, p = r.tensor.partition(" (")[2].rstrip(")"), passing.get(r.tensor.partition(" (")[0])
+        if p is not None and p.passed and not r.passed:
+            note = next((n for n in notes if n.startswith(f"at {at} ")), "")
+            p.passed, p.message = False, f"{p.name} matches the reference's at the test's input; {note}"
 
 
 def _whole_layer(verdict: Verdict, layer: Any, xs: list[np.ndarray], shape: tuple[int, ...], numerical: bool, Y: Any,
@@ -1882,8 +1911,34 @@ def loss_gradient(loss: Any, y_true: np.ndarray, logits: np.ndarray, reference: 
                                 "Does forward compute the same loss backward differentiates?", reference_run=ref_run,
                                 forward_differs=_other_loss(L, L_ref, rtol, atol)):
             return failed
+    if part.passed:
+        _large_predictions_graded(part, loss, yt, z, reference, rtol, atol)
     verdict.notes += [n for n in [reproduce(loss, z.shape, loss=True, reference=reference)] if n and not part.passed]
     return verdict
+
+
+def _large_predictions_graded(part: Part, loss: Any, yt: np.ndarray, z: np.ndarray, reference: Any, rtol: float,
+                              atol: float | None) -> None:
+    """Fail ``part``, a loss's gradient that matched the reference's at the test's logits ``z``, when it differs from
+    the reference's at logits of size 1000 (:func:`gradcheck._large_inputs.at_large_predictions`, check's comparison:
+    z + 1000, z - 1000, the rows apart, where the reference's are finite), its message check's note (an overflow:
+    subtract each row's max). A cross-entropy without the max shift matches at the test's logits and is NaN there."""
+    owner = type(loss).__name__
+    signature = (getattr(loss, "protocol", None) or {}).get("signature") or "forward(y_true, y_pred)"
+
+    def value(x: np.ndarray) -> float:
+        out = V.call_student(loss.forward, yt.copy(), x.copy(), owner=owner, call=signature)
+        return float(V.loss_scalar(out, owner, signature))
+    try:
+        records, notes = at_large_predictions(loss, reference, yt, z, value, owner, part.name, rtol,
+                                              ATOL_FLOOR if atol is None else atol, [], [])
+    except GradcheckError:  # the loss's value there is no scalar: its other tests say so
+        return
+    for r in records:
+        at = r.tensor.partition(" (")[2].rstrip(")")
+        if r.kind == "gradient" and not r.passed and part.passed:
+            note = next((n for n in notes if n.startswith(f"at {at} ")), "")
+            part.passed, part.message = False, f"{part.name} matches the reference's at the test's logits; {note}"
 
 
 def backward_repeatable(obj: Any, inputs: Sequence[np.ndarray], *, dY: np.ndarray | None = None,

@@ -51,7 +51,7 @@ from ..errors import GraderError, UsageError
 from ..errors import code as own_code
 from .archive import MAX_BYTES, MAX_DEPTH, MAX_MEMBERS, ArchiveRefused, is_archive, unpack
 from .static import code_span, markdown_text
-from .stopping import NOT_GRADED, stopped_by
+from .stopping import NOT_GRADED, HeldStops, held_stops, stopped_by
 
 __all__ = ["SubmissionResult", "BatchResult", "grade_submission", "grade_batch",
            "is_single_submission", "placeholder_results", "plot_histogram", "write_gradebook",
@@ -2322,10 +2322,12 @@ def _check_reply(reply: Any, name: str) -> str | None:
 
 
 def _run_batch(pool, todo: Sequence[Path], results: list[SubmissionResult], total: int,
-               progress: bool, on_done: Callable[[SubmissionResult], None] | None) -> KeyboardInterrupt | None:
+               progress: bool, on_done: Callable[[SubmissionResult], None] | None,
+               held: HeldStops | None = None) -> KeyboardInterrupt | None:
     """Grade ``todo`` through ``pool`` (:class:`_Pool`), appending to ``results``; the
     KeyboardInterrupt (Ctrl-C, or SIGTERM's :class:`~gradcheck.grading.stopping.Terminated`) that
-    stopped it, None if none did."""
+    stopped it, None if none did. ``held``: the batch's signals, let through in the loop alone (one held
+    since the batch began stops it there before anyone is graded: :func:`~gradcheck.grading.stopping.held_stops`)."""
     bar = None
     if progress:
         from manualprop.training import progress_bar
@@ -2335,16 +2337,17 @@ def _run_batch(pool, todo: Sequence[Path], results: list[SubmissionResult], tota
     futs: list = []
     interrupted = None
     try:
-        futs = [pool.submit(s) for s in todo]
-        for r in pool.completed(futs):
-            if r.status == "interrupted":
-                continue
-            results.append(r)
-            if on_done is not None:
-                on_done(r)
-            if bar is not None:
-                bar.set_postfix_str(f"{r.name}: {r.score:g}/{r.max_score:g}", refresh=False)
-                bar.update(1)
+        with held.open() if held is not None else contextlib.nullcontext():
+            futs = [pool.submit(s) for s in todo]
+            for r in pool.completed(futs):
+                if r.status == "interrupted":
+                    continue
+                results.append(r)
+                if on_done is not None:
+                    on_done(r)
+                if bar is not None:
+                    bar.set_postfix_str(f"{r.name}: {r.score:g}/{r.max_score:g}", refresh=False)
+                    bar.update(1)
     except KeyboardInterrupt as exc:
         interrupted = exc
         pool.stop(futs)
@@ -2535,6 +2538,35 @@ def _only_these(only: Sequence[str], subs: list[Path], todo: list[Path], results
             [n for n in unsigned if n in named])
 
 
+def _batch_inputs(submissions_dir: str | os.PathLike, tests: str | os.PathLike, out: str | os.PathLike,
+                  options: dict[str, Any], workers: int | None, force: bool, seed: int | None, scheduler: str | None,
+                  only: Sequence[str], unsafe_no_isolation: bool, held: HeldStops) -> tuple[Path, Path, list[Path], _Pool]:
+    """:func:`grade_batch`'s checks before anything is written, and its pool: ``(submissions folder, output folder,
+    submissions, pool)``; ``options`` gains ``unsafe_no_isolation``. On Dask the cluster is reached and checked
+    here; a stop while it is reached (up to :data:`CONNECT_TIMEOUT` + :data:`WORKER_TIMEOUT` s) is not held but
+    kept by ``held`` for the grading loop, the pool a local one that grades nothing (no worker)."""
+    check_grading_inputs(submissions_dir, tests, out, batch=True, seed=seed, workers=workers,
+                         unsafe_no_isolation=unsafe_no_isolation, isolation_here=scheduler is None, **options)
+    options["unsafe_no_isolation"] = unsafe_no_isolation
+    if scheduler is not None and workers is not None:
+        raise UsageError("--workers is for the local pool; with --scheduler the Dask cluster's "
+                         "worker threads decide how many submissions are graded at once.")
+    check_tests_collect(tests)
+    src, out_p = Path(submissions_dir).resolve(), Path(out).resolve()
+    subs = submission_folders(src)
+    _check_only(only, subs, force)
+    if scheduler is None:
+        return src, out_p, subs, _Pool(tests, workers)
+    try:  # reach and check the cluster before anything is written
+        with held.open():
+            return src, out_p, subs, _Pool(tests, client=_dask_client(scheduler, src, tests, unsafe_no_isolation))
+    except KeyboardInterrupt as exc:
+        held.keep(exc)
+        idle = _Pool(tests, 1)
+        idle.workers = 0
+        return src, out_p, subs, idle
+
+
 def grade_batch(submissions_dir: str | os.PathLike, tests: str | os.PathLike,
                 out: str | os.PathLike, *, workers: int | None = None, force: bool = False,
                 seed: int | None = None, timeout: float = 3.0, submission_timeout: float = 300.0,
@@ -2561,6 +2593,9 @@ def grade_batch(submissions_dir: str | os.PathLike, tests: str | os.PathLike,
     Returns
     -------
     BatchResult
+        Stopped (``interrupted``) by a Ctrl-C or SIGTERM at any moment: one before the grading loop is held until it
+        starts (:func:`~gradcheck.grading.stopping.held_stops`), which then grades no one, so the gradebook lists
+        every submission, the unfinished not graded.
 
     Raises
     ------
@@ -2569,48 +2604,37 @@ def grade_batch(submissions_dir: str | os.PathLike, tests: str | os.PathLike,
         :func:`_dask_client`.
     """
     options = dict(timeout=timeout, submission_timeout=submission_timeout, memory_mb=memory_mb)
-    check_grading_inputs(submissions_dir, tests, out, batch=True, seed=seed, workers=workers,
-                         unsafe_no_isolation=unsafe_no_isolation,
-                         isolation_here=scheduler is None, **options)
-    options["unsafe_no_isolation"] = unsafe_no_isolation
-    if scheduler is not None and workers is not None:
-        raise UsageError("--workers is for the local pool; with --scheduler the Dask cluster's "
-                         "worker threads decide how many submissions are graded at once.")
-    check_tests_collect(tests)
-    src, out_p = Path(submissions_dir).resolve(), Path(out).resolve()
-    subs = submission_folders(src)
-    _check_only(only, subs, force)
-    # reach and check the cluster before anything is written
-    pool = _Pool(tests, workers) if scheduler is None else \
-        _Pool(tests, client=_dask_client(scheduler, src, tests, unsafe_no_isolation))
-    with _locked(out_p, pool):  # another run on this folder is refused, naming it
-        folders = result_folders(out_p, [s.name for s in subs])
-        key, seed, stale = _batch_start(out_p, folders, seed, tests, src, options, bool(only), pool)
-        options["seed"] = seed
-        t0 = time.monotonic()
-        stale, moved, dynamic = _stale_imports(folders, tests, force, stale)
-        results, todo, changed, unsigned = _resume(subs, folders, key, force or bool(stale))
-        todo, results, left, changed, unsigned = _only_these(only, subs, todo, results, changed, unsigned, moved)
-        pool.bind(key, options, folders)
-        stop = _run_batch(pool, todo, results, len(subs), progress, on_done)
-        seconds, interrupted = time.monotonic() - t0, _batch_end(out_p / "grading.json", stale, stop, results)
-        if interrupted and force and not stale:  # tester22g M5: an old result stays until a new one replaces it
-            results += _never_started(todo, results, folders, key)
-        finished = {r.name for r in results}
-        not_graded = {s.name: _not_graded(folders[s.name] / "results.json", stop, seed, key)
-                      for s in todo if s.name not in finished} if interrupted else {}
-        unwritten: dict[str, str] = {}
-        gradebook = _batch_gradebook(out_p, results, seed, {**left, **not_graded}, unwritten)
-        scored = [r for r in results if r.status in ("graded", "skipped")]  # grader errors, refused: not scores
-        hist = _batch_histogram(out_p, scored, src.name, unwritten) if plot and scored and not interrupted else None
-        return BatchResult(sorted(results, key=lambda r: r.name), seed, pool.workers, seconds,
-                           gradebook, hist, unwritten=unwritten, total=len(subs), interrupted=interrupted,
-                           changed=changed, unsigned=unsigned,
-                           not_graded=not_graded, stopped_by=stopped_by(stop) if interrupted else "",
-                           regraded_because=[_STALE[k] for k in stale] if not force else [],
-                           renamed={n: p.name for n, p in folders.items()
-                                    if p != result_folder(out_p, n)}, left_out=left_out(src),
-                           not_submissions=not_submissions(src),
-                           not_in_batch=results_not_in_batch(out_p, folders),
-                           dynamic_imports=dynamic if any(r.status == "skipped" for r in results) else [],
-                           only_left=sorted(left))
+    with held_stops() as held:  # a signal before the grading loop stops it there: a gradebook whenever it comes
+        src, out_p, subs, pool = _batch_inputs(submissions_dir, tests, out, options, workers, force, seed,
+                                               scheduler, only, unsafe_no_isolation, held)
+        with _locked(out_p, pool):  # another run on this folder is refused, naming it
+            folders = result_folders(out_p, [s.name for s in subs])
+            key, seed, stale = _batch_start(out_p, folders, seed, tests, src, options, bool(only), pool)
+            options["seed"] = seed
+            t0 = time.monotonic()
+            stale, moved, dynamic = _stale_imports(folders, tests, force, stale)
+            results, todo, changed, unsigned = _resume(subs, folders, key, force or bool(stale))
+            todo, results, left, changed, unsigned = _only_these(only, subs, todo, results, changed, unsigned, moved)
+            pool.bind(key, options, folders)
+            stop = _run_batch(pool, todo, results, len(subs), progress, on_done, held)
+            seconds, interrupted = time.monotonic() - t0, _batch_end(out_p / "grading.json", stale, stop, results)
+            if interrupted and force and not stale:  # tester22g M5: an old result stays until a new one replaces it
+                results += _never_started(todo, results, folders, key)
+            finished = {r.name for r in results}
+            not_graded = {s.name: _not_graded(folders[s.name] / "results.json", stop, seed, key)
+                          for s in todo if s.name not in finished} if interrupted else {}
+            unwritten: dict[str, str] = {}
+            gradebook = _batch_gradebook(out_p, results, seed, {**left, **not_graded}, unwritten)
+            scored = [r for r in results if r.status in ("graded", "skipped")]  # grader errors, refused: not scores
+            hist = _batch_histogram(out_p, scored, src.name, unwritten) if plot and scored and not interrupted else None
+            return BatchResult(sorted(results, key=lambda r: r.name), seed, pool.workers, seconds,
+                               gradebook, hist, unwritten=unwritten, total=len(subs), interrupted=interrupted,
+                               changed=changed, unsigned=unsigned,
+                               not_graded=not_graded, stopped_by=stopped_by(stop) if interrupted else "",
+                               regraded_because=[_STALE[k] for k in stale] if not force else [],
+                               renamed={n: p.name for n, p in folders.items()
+                                        if p != result_folder(out_p, n)}, left_out=left_out(src),
+                               not_submissions=not_submissions(src),
+                               not_in_batch=results_not_in_batch(out_p, folders),
+                               dynamic_imports=dynamic if any(r.status == "skipped" for r in results) else [],
+                               only_left=sorted(left))
