@@ -410,12 +410,9 @@ class Optimizer:
             ``names()``: the variables' names for ``exclude_from_weight_decay(var_names=...)``
             (``step``'s dict keys), called only when var_names are set; default each ``var.name``.
 
-        Every pair is checked before any variable changes (a NaN in the last gradient
-        leaves the first variable as it was). The structural checks (types, dtypes,
-        shapes, a writeable array) of an array pair are a few identity and shape tests, written
-        inline (anything else goes through ``check_update``, which writes the messages); an
-        object is read as :func:`_read` and :func:`_gradient_value` learnt for its class.
-        The finiteness of each gradient is checked on every call (one reduction).
+        Every pair is checked before any variable changes (a NaN in the last gradient leaves the
+        first variable as it was): an array pair's types, dtypes, shapes and finiteness inline,
+        anything else by ``check_update`` (which writes the messages; objects read as :func:`_read`).
         """
         if _plain_sgd(self) and variables:
             sgd_on = _SGD_ON.get(type(variables[0]))
