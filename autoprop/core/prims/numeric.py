@@ -17,6 +17,7 @@ import numpy as np
 
 from ..observe import OwnFloat, carries_value, own
 from ..registry import defcomposite
+from ..tape import refuse_traced
 from ..tensor import Tensor
 from ._common import _axes_tuple, _axis_index, _check_kw, _ddof, _t, _value
 from .elementwise import cast, power, where
@@ -128,6 +129,8 @@ def _quantile(a, q, axis, keepdims, method, name, nan=False):
     'higher', 'nearest') pick one order statistic: its whole gradient goes to that element, as
     torch's and jax's quantile do, and q gets none. A slice holding a NaN gives NaN (nanquantile:
     an all-NaN slice), which gets no gradient."""
+    refuse_traced(name, "its positions and counts come from the values, read in Python: a replay would reuse the "
+                        "first call's")
     if method not in _METHODS:
         raise ValueError(f"numpy.{name}: {method!r} is not a valid method. Use one of: {tuple(_METHODS)}")
     qt = _t(q)
@@ -728,6 +731,8 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     ``x == xp[j]`` ``x`` gets the slope of the interval to its right; at ``x == xp[-1]`` and
     outside ``[xp[0], xp[-1]]`` it gets 0 (the value is ``fp[-1]``, ``left`` or ``right``).
     """
+    refuse_traced("interp", "the interval of each x is found from the values (np.searchsorted), read in Python: "
+                            "a replay would reuse the first call's")
     if period is not None:
         raise TypeError("autoprop cannot record numpy.interp(..., period=...); unwrap x first "
                         "(np.mod and np.concatenate are recorded)")
