@@ -6,8 +6,8 @@ Now the positions and masks autoprop builds from shapes alone (np.trace, np.diag
 np.pad(mode='reflect'), np.tril/np.triu, np.cumprod) are constants of the trace (``observe.static``);
 the positions and masks built from values (np.sort's, np.median's, the nan-functions' NaN masks and counts)
 are computed again from each replay's values (``tape.replayed``); np.percentile, np.quantile and np.interp,
-which read the values in Python, are refused under their own name. Each test failed on main (5e9d8bfd),
-except the last, which guards the refusal of a shift that is an argument of the call.
+which read the values in Python, are refused under their own name, as np.roll's shift, np.tril's k and
+np.partition's kth when they are arrays (arguments of the call). Each test failed on main (5e9d8bfd).
 """
 
 import autograd
@@ -41,6 +41,8 @@ OPS = {
                 lambda W, x: sum(anp.sum(anp.prod(anp.dot(x, W)[:, :j + 1], axis=1)) for j in range(4))),
     "sort": (lambda W, x: np.sum(np.sort(x @ W, axis=1) ** 3 * _RAMP),
              lambda W, x: anp.sum(anp.stack([anp.sort(r) for r in anp.dot(x, W)]) ** 3 * np.linspace(1.0, 2.0, 4))),
+    "partition": (lambda W, x: np.sum(np.partition(x @ W, 1, axis=1)[:, :2] ** 3),
+                  lambda W, x: anp.sum(anp.stack([anp.sort(r)[:2] for r in anp.dot(x, W)]) ** 3)),
     "median": (lambda W, x: np.sum(np.median(x @ W, axis=0) ** 3),
                lambda W, x: anp.sum(anp.stack([anp.sort(c)[2] for c in anp.dot(x, W).T]) ** 3)),
     "nanmean": (lambda W, x: np.sum(np.nanmean(x @ W, axis=0) ** 3), lambda W, x: anp.sum(anp.mean(anp.dot(x, W), 0) ** 3)),
@@ -110,13 +112,19 @@ def test_value_positioned_functions_are_refused_by_their_own_name(call, name):
     assert "from the values" in msg and "outside the function" in msg and "autoprop." + name[3:] not in msg
 
 
-def test_a_shift_passed_as_an_argument_is_still_refused():
+@pytest.mark.parametrize("call, name, what", [
+    (lambda y, k: np.roll(y, k, axis=1), "np.roll", "positions come"),
+    (lambda y, k: np.tril(y, k), "np.tril", "mask comes"),
+    (lambda y, k: np.partition(y, k, axis=1), "np.partition", "kth comes"),
+])
+def test_an_option_passed_as_an_argument_is_still_refused_by_the_functions_name(call, name, what):
     W = ap.Variable(W0.copy())
 
     @ap.function
     def f(x, k):
         with ap.GradientTape() as tape:
-            loss = np.sum(np.roll(x @ W, k, axis=1) ** 3)
+            loss = np.sum(call(x @ W, k) ** 3)
         return loss, tape.gradient(loss, W)
-    with pytest.raises(TraceError):  # the positions come from k's value: never a constant of the trace
+    with pytest.raises(TraceError) as e:  # the positions come from k's value: never a constant of the trace
         f(np.ones((5, 3)), np.asarray(1))
+    assert str(e.value).startswith(f"autoprop.function: {name} (its {what} from an option that is an array")

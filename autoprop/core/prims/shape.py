@@ -19,7 +19,7 @@ import numpy as np
 from .. import views as _views
 from ..observe import OwnArray, own, static
 from ..registry import _Variadic, defcomposite, defnumpy, defprim, linear_jvp
-from ..tape import Scatter
+from ..tape import Scatter, refuse_traced
 from ..tensor import Tensor
 from ._common import (
     SAME,
@@ -158,6 +158,10 @@ def _positions(a):
     return np.arange(a.size).reshape(a.shape)
 
 
+_OPTION_NOT_STATIC = ("its {} from an option that is an array or a list, which a replay would reuse from the first "
+                      "call: pass it as a Python int or tuple")
+
+
 def _shape_only(*values):
     """True when ``values`` (a numpy function's options: shift, reps, axis, pad widths, k) are Python
     integers, strings, None or (nested) tuples of them: positions computed from them and a shape are
@@ -188,7 +192,10 @@ def pad_by_index(a, pad_width, mode, **kw):
     kw.pop("reflect_type", None)
     if kw:
         raise TypeError(f"autoprop cannot record numpy.pad(..., mode={mode!r}, {next(iter(kw))}=...)")
-    return _gather(a, np.pad(_positions(a), pad_width, mode=mode), shaped=_shape_only(pad_width))
+    shaped = _shape_only(pad_width)
+    if not shaped:
+        refuse_traced("pad", _OPTION_NOT_STATIC.format("positions come"))
+    return _gather(a, np.pad(_positions(a), pad_width, mode=mode), shaped=shaped)
 
 
 _PAD_STATS = {"maximum": np.max, "minimum": np.min, "mean": np.mean, "median": np.median}
@@ -920,8 +927,10 @@ def take(a, indices, axis=None, out=None, mode="raise"):
 
 def _tri_mask(shape, k, lower):
     n, m = shape[-2:] if len(shape) > 1 else (shape[-1], shape[-1])  # numpy: a 1-D m as (n, n) rows
-    mask = np.tri(n, m, k, dtype=bool) if lower else ~np.tri(n, m, k - 1, dtype=bool)
-    return static(mask) if _shape_only(k) else mask  # (from the shape: a constant of a trace, issue 15)
+    if not _shape_only(k):
+        refuse_traced("tril" if lower else "triu", _OPTION_NOT_STATIC.format("mask comes"))
+        return np.tri(n, m, k, dtype=bool) if lower else ~np.tri(n, m, k - 1, dtype=bool)
+    return static(np.tri(n, m, k, dtype=bool) if lower else ~np.tri(n, m, k - 1, dtype=bool))  # (a trace's constant)
 
 
 @defcomposite("tril", "where(lower-triangle mask, x, 0): the VJP masks g the same way", numpy=(np.tril,))

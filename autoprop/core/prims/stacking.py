@@ -23,12 +23,13 @@ import numpy as np
 from .. import views as _views
 from ..observe import OwnFloat, own, static
 from ..registry import defcomposite
-from ..tape import replayed, tracing
+from ..tape import refuse_traced, replayed, tracing
 from ..tensor import Tensor
 from ._common import _axes_tuple, _axis_index, _check_kw, _t, _value
 from .elementwise import clip, multiply, sqrt, subtract, where
 from .reductions import max, mean, min, prod, sum  # noqa: A004
 from .shape import (  # (_gather, _positions: the gathers at element positions, pad_by_index's too)
+    _OPTION_NOT_STATIC,
     _gather,
     _positions,
     _shape_only,
@@ -65,6 +66,8 @@ def _moved(name, numpy_fn, formula, zero=False, methods=()):
     def fn(a, *args, **kwargs):
         a = _t(a)
         shaped = _shape_only(args, tuple(kwargs.values()))  # Python options: the positions are the shape's (issue 15)
+        if not shaped:
+            refuse_traced(name, _OPTION_NOT_STATIC.format("positions come"))
         if zero:  # positions + 1, so numpy's zeros become -1: the appended 0
             return _gather(a, numpy_fn(_positions(a) + 1, *args, **kwargs) - 1, zero=True, shaped=shaped)
         out = _gather(a, numpy_fn(_positions(a), *args, **kwargs), shaped=shaped)
@@ -491,6 +494,8 @@ def partition(a, kth, axis=-1, kind="introselect", order=None):
     gradient of the place numpy's argpartition moved it to (at ties, numpy's choice).
     """
     _check_kw("partition", {"order": order})
+    if not _shape_only(kth, kind):
+        refuse_traced("partition", _OPTION_NOT_STATIC.format("kth comes"))
     return _along(a, lambda v, ax: np.argpartition(v, kth, axis=ax, kind=kind), axis, fresh=_shape_only(kth, kind))
 
 
