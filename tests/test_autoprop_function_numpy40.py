@@ -4,8 +4,8 @@ On main each numpy function below worked eagerly and was refused at trace time w
 operation the user never wrote (autoprop.getitem key=, take_along_axis, where, concatenate, .numpy()).
 Now the positions and masks autoprop builds from shapes alone (np.trace, np.diag, np.roll, np.tile,
 np.pad(mode='reflect'), np.tril/np.triu, np.cumprod) are constants of the trace (``observe.static``);
-the positions and masks built from values (np.sort's, np.median's, the nan-functions' NaN masks and counts)
-are computed again from each replay's values (``tape.replayed``); np.percentile, np.quantile and np.interp,
+the positions and masks built from values (np.sort's, np.partition's, np.median's, the NaN masks and counts of
+np.nansum, np.nanmean, np.nanmax, np.nanvar, np.nanstd) are computed again from each replay's values (``tape.replayed``); np.percentile, np.quantile and np.interp,
 which read the values in Python, are refused under their own name, as np.roll's shift, np.tril's k and
 np.partition's kth when they are arrays (arguments of the call). Each test failed on main (5e9d8bfd).
 """
@@ -47,6 +47,8 @@ OPS = {
                lambda W, x: anp.sum(anp.stack([anp.sort(c)[2] for c in anp.dot(x, W).T]) ** 3)),
     "nanmean": (lambda W, x: np.sum(np.nanmean(x @ W, axis=0) ** 3), lambda W, x: anp.sum(anp.mean(anp.dot(x, W), 0) ** 3)),
     "nanmax": (lambda W, x: np.sum(np.nanmax(x @ W, axis=0) ** 3), lambda W, x: anp.sum(anp.max(anp.dot(x, W), 0) ** 3)),
+    "nanvar": (lambda W, x: np.sum(np.nanvar(x @ W, axis=0, ddof=1)), lambda W, x: anp.sum(anp.var(anp.dot(x, W), 0, ddof=1))),
+    "nanstd": (lambda W, x: np.sum(np.nanstd(x @ W, axis=1)), lambda W, x: anp.sum(anp.std(anp.dot(x, W), 1))),
     "nansum": (lambda W, x: np.nansum((x @ W) ** 3), lambda W, x: anp.sum(anp.dot(x, W) ** 3)),
 }
 
@@ -86,7 +88,7 @@ def test_gradient_matches_hips_autograd(name):
     assert np.allclose(np.asarray(grad), autograd.grad(oracle)(W0, x), rtol=1e-12, atol=1e-12)
 
 
-@pytest.mark.parametrize("name", ["median", "nanmax", "nanmean", "nansum", "sort"])
+@pytest.mark.parametrize("name", ["median", "nanmax", "nanmean", "nansum", "nanvar", "nanstd", "sort"])
 def test_traced_on_finite_values_replayed_with_nans_equal_eager(name):
     eager, traced = _steps(OPS[name][0])
     nans = np.where(np.arange(15).reshape(5, 3) % 4 == 0, np.nan, 1.0 + np.arange(15).reshape(5, 3) / 7)
