@@ -39,6 +39,7 @@ import numpy as np
 
 from manualprop import optim as _optim
 
+from .core import observe as _observe
 from .core import registry as _registry
 from .core import tape as _tape
 from .core.tensor import _FORWARD, _RECORDING, _STATE, _TRACERS, Tensor, Variable, _next_key
@@ -139,6 +140,12 @@ def _array_bound(v):
     """True for a slice with an array or a tensor as a bound (``W[k:]``, k a 0-d integer array argument): a
     value of the call that would be a constant of the trace (verify39 F1: replayed with the first call's k)."""
     return isinstance(v, slice) and any(isinstance(b, (np.ndarray, Tensor)) for b in (v.start, v.stop, v.step))
+
+
+def _read_at_replay(v):
+    """An array or tensor in a keyword argument, read from its slot at each replay; not one autoprop made from
+    shapes only (np.roll's, np.trace's positions: ``observe.static``), a constant of the trace (issue 15)."""
+    return isinstance(v, Tensor) or isinstance(v, np.ndarray) and not _observe.is_static(v)
 
 
 class _TracedInts(np.ndarray):
@@ -302,6 +309,8 @@ class _Trace:
             hit = self.produced.get(id(a))
             if hit is not None and hit[1] is a:
                 return ("s", hit[0])
+            if _observe.is_static(a):  # autoprop's own, from shapes only (np.tril's mask): a constant (issue 15)
+                return ("c", v)
             raise TraceError(
                 f"autoprop.function: {where} gets a numpy array that is neither an argument of the call "
                 f"nor a Variable, at {_user_line()}. The trace cannot prove it constant (a fresh draw, "
@@ -369,7 +378,8 @@ class _Trace:
         Only ``getitem``'s integer index arrays are taken (``W[y]``, Embedding's lookup: verify38
         F8), when each is an integer argument of the call or an array a layer makes at each replay
         (Embedding's checked indices): the result's shape is then the indices' shape, part of the
-        signature. Any other array is refused (a boolean mask sets the shape by its values).
+        signature. An index array autoprop made from shapes only (np.roll's, np.trace's: ``observe.static``) stays
+        in ``kw``, a constant. Any other array is refused (a boolean mask sets the shape by its values).
         Returns ``(kw, fill)``, ``fill`` a tuple of (name, the tuple's template or None, slots)."""
         fill = []
         for k, v in kw.items():
@@ -379,12 +389,11 @@ class _Trace:
                     f"{k}= (W[k:] with k a 0-d integer array argument?), at {_user_line()}: the bound sets the "
                     "result's shape, and the trace would freeze the first call's. Pass the bound as a Python "
                     "int (each value then traces once), or run this code eagerly (without @autoprop.function).")
-            if isinstance(v, (np.ndarray, Tensor)):
+            if _read_at_replay(v):
                 fill.append((k, None, self.index_slot(v, where, k)))
-            elif isinstance(v, tuple) and any(isinstance(e, (np.ndarray, Tensor)) for e in v):
-                arrays = tuple((i, self.index_slot(e, where, k)) for i, e in enumerate(v)
-                               if isinstance(e, (np.ndarray, Tensor)))
-                fill.append((k, tuple(None if isinstance(e, (np.ndarray, Tensor)) else e for e in v), arrays))
+            elif isinstance(v, tuple) and any(_read_at_replay(e) for e in v):
+                arrays = tuple((i, self.index_slot(e, where, k)) for i, e in enumerate(v) if _read_at_replay(e))
+                fill.append((k, tuple(None if _read_at_replay(e) else e for e in v), arrays))
         if fill:
             kw = {k: v for k, v in kw.items() if k not in {f[0] for f in fill}}
         return kw, tuple(fill)

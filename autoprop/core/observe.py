@@ -754,6 +754,26 @@ def own(value):
 
 _OWN = (OwnFloat, OwnArray)
 
+_STATIC = weakref.WeakValueDictionary()  # id -> array: the arrays :func:`static` marked
+
+
+def static(value):
+    """``value``, an ndarray autoprop's implementation made from shapes and Python constants only (np.roll's
+    positions for a given shape and shift, np.tril's mask), never from a value: marked so that
+    :func:`autoprop.function` holds it as a constant of its trace (a trace's signature fixes every shape; issue
+    15). Made read-only, so it stays the array the trace holds. Returns ``value`` itself (an :class:`OwnArray`
+    too when it was one). Not for arrays computed from a value (a sort's positions, a NaN count): those are
+    :func:`autoprop.core.tape.replayed`'s."""
+    value.flags.writeable = False
+    _STATIC[id(value)] = value
+    return value
+
+
+def is_static(a):
+    """True for an array :func:`static` marked (this very object, alive)."""
+    return _STATIC.get(id(a)) is a
+
+
 
 def carries_value(a):
     """Could the constant argument ``a`` of a recorded op hold a value that left the tape?

@@ -830,6 +830,19 @@ def int_leaves(seq):
                for e in seq)
 
 
+def tracing():
+    """True while :func:`autoprop.function` records this thread's operations: a composite whose Python takes a
+    branch on its values (np.median's NaN check) takes the branch that holds for every value."""
+    return bool(_TRACERS) and _TRACERS[-1].active
+
+
+def refuse_traced(name, why):
+    """While :func:`autoprop.function` traces, refuse the user's ``np.<name>`` by its own name (not an internal
+    operation's: issue 15), saying ``why`` a replay cannot redo it; otherwise nothing."""
+    if tracing():
+        _TRACERS[-1].refuse(f"np.{name} ({why})")
+
+
 def on_replay(effect, *tensors):
     """``effect(*values)``: a side effect a layer runs in Python on the values of ``tensors``
     (BatchNorm's running statistics), and, while :func:`autoprop.function` traces, again at each

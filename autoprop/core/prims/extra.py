@@ -46,6 +46,7 @@ import numpy as np
 from .. import observe as _observe
 from .. import views as _views
 from ..registry import defcomposite, defnumpy, defprim
+from ..tape import replayed
 from ..tensor import Tensor
 from ._common import (
     BCAST,
@@ -806,10 +807,13 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
     ddof = _ddof(ddof, kw)
     _check_kw("nanvar", dict(kw, out=out, dtype=dtype))
     a, axis = _t(a), _axis_arg(axis)
-    count = np.sum(~np.isnan(a._value), axis=axis, keepdims=bool(keepdims))
     d = _nan_fill(a - nanmean(a, axis=axis, keepdims=True), 0.0)
     sq = d * d if d.dtype.kind != "c" else np.real(d * np.conj(d))  # (numpy's |d|^2 for complex)
-    return sum(sq, axis=axis, keepdims=bool(keepdims)) / _observe.own(np.maximum(count - ddof, 0).astype(sq.dtype))
+
+    def den(v):  # count - ddof from the values: each autoprop.function replay's own (tape.replayed; issue 15)
+        count = np.sum(~np.isnan(v), axis=axis, keepdims=bool(keepdims))
+        return _observe.own(np.asarray(np.maximum(count - ddof, 0)).astype(sq.dtype))
+    return sum(sq, axis=axis, keepdims=bool(keepdims)) / (replayed(den, a) if type(ddof) in (int, float) else den(a._value))
 
 
 @defcomposite("nancumprod", "cumprod(where(isnan(x), 1, x)): NaNs get no gradient", numpy=(np.nancumprod,))

@@ -17,6 +17,7 @@ import numpy as np
 
 from ..observe import OwnFloat, carries_value, own
 from ..registry import defcomposite
+from ..tape import refuse_traced, replayed
 from ..tensor import Tensor
 from ._common import _axes_tuple, _axis_index, _check_kw, _ddof, _t, _value
 from .elementwise import cast, power, where
@@ -128,6 +129,8 @@ def _quantile(a, q, axis, keepdims, method, name, nan=False):
     'higher', 'nearest') pick one order statistic: its whole gradient goes to that element, as
     torch's and jax's quantile do, and q gets none. A slice holding a NaN gives NaN (nanquantile:
     an all-NaN slice), which gets no gradient."""
+    refuse_traced(name, "its positions and counts come from the values, read in Python: a replay would reuse the "
+                        "first call's")
     if method not in _METHODS:
         raise ValueError(f"numpy.{name}: {method!r} is not a valid method. Use one of: {tuple(_METHODS)}")
     qt = _t(q)
@@ -600,11 +603,13 @@ def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
     ddof = _ddof(ddof, kw)
     _check_kw("nanstd", dict(kw, out=out, dtype=dtype))
     a, axis = _t(a), _axis_arg(axis)
-    count = np.sum(~np.isnan(a._value), axis=axis, keepdims=bool(keepdims))
     d = _nan_fill(a - nanmean(a, axis=axis, keepdims=True), 0.0)
+
+    def den(v):  # sqrt(count - ddof) from the values: each autoprop.function replay's own (tape.replayed; issue 15)
+        count = np.sum(~np.isnan(v), axis=axis, keepdims=bool(keepdims))
+        return own(np.asarray(np.sqrt(np.maximum(count - ddof, 0))).astype(np.zeros(0, a.dtype).real.dtype))  # (complex: real)
     return np.linalg.norm(d, axis=None if a.ndim == 0 else axis,  # (norm has no axis 0 at 0-d)
-                          keepdims=bool(keepdims)) / own(np.sqrt(
-        np.maximum(count - ddof, 0)).astype(np.zeros(0, a.dtype).real.dtype))  # (complex: a real std)
+                          keepdims=bool(keepdims)) / (replayed(den, a) if type(ddof) in (int, float) else den(a._value))
 
 
 @defcomposite("compress", "take(x, nonzero(condition), axis) (flattened for axis=None)",
@@ -728,6 +733,8 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     ``x == xp[j]`` ``x`` gets the slope of the interval to its right; at ``x == xp[-1]`` and
     outside ``[xp[0], xp[-1]]`` it gets 0 (the value is ``fp[-1]``, ``left`` or ``right``).
     """
+    refuse_traced("interp", "the interval of each x is found from the values (np.searchsorted), read in Python: "
+                            "a replay would reuse the first call's")
     if period is not None:
         raise TypeError("autoprop cannot record numpy.interp(..., period=...); unwrap x first "
                         "(np.mod and np.concatenate are recorded)")

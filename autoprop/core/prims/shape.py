@@ -17,9 +17,9 @@ import operator
 import numpy as np
 
 from .. import views as _views
-from ..observe import OwnArray, own
+from ..observe import OwnArray, own, static
 from ..registry import _Variadic, defcomposite, defnumpy, defprim, linear_jvp
-from ..tape import Scatter, int_leaves, replayed
+from ..tape import Scatter, int_leaves, refuse_traced, replayed
 from ..tensor import _TRACERS, Tensor
 from ._common import (
     SAME,
@@ -158,12 +158,33 @@ def _positions(a):
     return np.arange(a.size).reshape(a.shape)
 
 
-def _gather(a, idx, zero=False):
-    """``ravel(a)[idx]``; with ``zero`` an index of -1 reads an appended 0."""
+_OPTION_NOT_STATIC = ("its {} from an option that is an array or a list, which a replay would reuse from the first "
+                      "call: pass it as a Python int or tuple")
+
+
+def _shape_only(*values):
+    """True when ``values`` (a numpy function's options: shift, reps, axis, pad widths, k) are Python
+    integers, strings, None or (nested) tuples of them: positions computed from them and a shape are
+    constants of an autoprop.function trace (``observe.static``). An array (an argument of the call), a
+    Tensor or a list (changed in place between calls, unseen: as ``tracing._python_scalars``) is not."""
+    for v in values:
+        if type(v) is tuple:
+            if not _shape_only(*v):
+                return False
+        elif not (v is None or isinstance(v, (int, str, np.integer))):
+            return False
+    return True
+
+
+def _gather(a, idx, zero=False, shaped=False):
+    """``ravel(a)[idx]``; with ``zero`` an index of -1 reads an appended 0. ``shaped``: ``idx`` was computed
+    from ``a``'s shape and Python constants only, a constant of an autoprop.function trace (``observe.static``)."""
     flat = reshape(a, shape=(-1,))
     if zero:
-        flat = concatenate(flat, own(np.zeros(1, a.dtype)), axis=0)  # (autoprop's own 0: observe.own)
-    return getitem(flat, (np.asarray(idx, dtype=np.intp),))
+        z = own(np.zeros(1, a.dtype))  # (autoprop's own 0: observe.own)
+        flat = concatenate(flat, static(z) if shaped else z, axis=0)
+    idx = np.asarray(idx, dtype=np.intp)
+    return getitem(flat, (static(idx) if shaped else idx,))
 
 
 def pad_by_index(a, pad_width, mode, **kw):
@@ -171,7 +192,10 @@ def pad_by_index(a, pad_width, mode, **kw):
     kw.pop("reflect_type", None)
     if kw:
         raise TypeError(f"autoprop cannot record numpy.pad(..., mode={mode!r}, {next(iter(kw))}=...)")
-    return _gather(a, np.pad(_positions(a), pad_width, mode=mode))
+    shaped = _shape_only(pad_width)
+    if not shaped:
+        refuse_traced("pad", _OPTION_NOT_STATIC.format("positions come"))
+    return _gather(a, np.pad(_positions(a), pad_width, mode=mode), shaped=shaped)
 
 
 _PAD_STATS = {"maximum": np.max, "minimum": np.min, "mean": np.mean, "median": np.median}
@@ -903,7 +927,10 @@ def take(a, indices, axis=None, out=None, mode="raise"):
 
 def _tri_mask(shape, k, lower):
     n, m = shape[-2:] if len(shape) > 1 else (shape[-1], shape[-1])  # numpy: a 1-D m as (n, n) rows
-    return np.tri(n, m, k, dtype=bool) if lower else ~np.tri(n, m, k - 1, dtype=bool)
+    if not _shape_only(k):
+        refuse_traced("tril" if lower else "triu", _OPTION_NOT_STATIC.format("mask comes"))
+        return np.tri(n, m, k, dtype=bool) if lower else ~np.tri(n, m, k - 1, dtype=bool)
+    return static(np.tri(n, m, k, dtype=bool) if lower else ~np.tri(n, m, k - 1, dtype=bool))  # (a trace's constant)
 
 
 @defcomposite("tril", "where(lower-triangle mask, x, 0): the VJP masks g the same way", numpy=(np.tril,))
@@ -926,7 +953,7 @@ def tril(m, k=0):
     get gradient 0; a 1-D ``m``'s element j sums ``g`` over the rows that keep column j).
     """
     m = _t(m)
-    return where(_tri_mask(m.shape, k, True), m, own(np.zeros((), m.dtype)))
+    return where(_tri_mask(m.shape, k, True), m, static(own(np.zeros((), m.dtype))))
 
 
 @defcomposite("triu", "where(upper-triangle mask, x, 0): the VJP masks g the same way", numpy=(np.triu,))
@@ -949,7 +976,7 @@ def triu(m, k=0):
     get gradient 0; a 1-D ``m``'s element j sums ``g`` over the rows that keep column j).
     """
     m = _t(m)
-    return where(_tri_mask(m.shape, k, False), m, own(np.zeros((), m.dtype)))
+    return where(_tri_mask(m.shape, k, False), m, static(own(np.zeros((), m.dtype))))
 
 
 # --- numpy functions that are no primitive: shape facts, values-only answers, constants --

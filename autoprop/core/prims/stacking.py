@@ -21,15 +21,18 @@ import warnings
 import numpy as np
 
 from .. import views as _views
-from ..observe import OwnFloat, own
+from ..observe import OwnFloat, own, static
 from ..registry import defcomposite
+from ..tape import refuse_traced, replayed, tracing
 from ..tensor import Tensor
 from ._common import _axes_tuple, _axis_index, _check_kw, _t, _value
 from .elementwise import clip, multiply, sqrt, subtract, where
 from .reductions import max, mean, min, prod, sum  # noqa: A004
 from .shape import (  # (_gather, _positions: the gathers at element positions, pad_by_index's too)
+    _OPTION_NOT_STATIC,
     _gather,
     _positions,
+    _shape_only,
     broadcast_to,
     concatenate,
     getitem,
@@ -62,9 +65,12 @@ def _moved(name, numpy_fn, formula, zero=False, methods=()):
                   numpy=(numpy_fn,), methods=methods)
     def fn(a, *args, **kwargs):
         a = _t(a)
+        shaped = _shape_only(args, tuple(kwargs.values()))  # Python options: the positions are the shape's (issue 15)
+        if not shaped:
+            refuse_traced(name, _OPTION_NOT_STATIC.format("positions come"))
         if zero:  # positions + 1, so numpy's zeros become -1: the appended 0
-            return _gather(a, numpy_fn(_positions(a) + 1, *args, **kwargs) - 1, zero=True)
-        out = _gather(a, numpy_fn(_positions(a), *args, **kwargs))
+            return _gather(a, numpy_fn(_positions(a) + 1, *args, **kwargs) - 1, zero=True, shaped=shaped)
+        out = _gather(a, numpy_fn(_positions(a), *args, **kwargs), shaped=shaped)
         if numpy_fn in _views.VIEW_FUNCTIONS:  # numpy's result is a view: its layout (review36 F1)
             _views.numpy_layout(out, numpy_fn(a._value, *args, **kwargs))
         return out
@@ -415,11 +421,15 @@ dsplit = _split_along("dsplit", lambda a: 2, 3)
 
 
 # --- sorting -------------------------------------------------------------------------------
-def _along(a, idx_fn, axis):
+def _along(a, idx_fn, axis, fresh=True):
+    """``take_along_axis(a, idx_fn(a's values, axis))``. The positions come from the values: with ``fresh``
+    (``idx_fn`` reads nothing but them and Python constants) an autoprop.function replay computes them again
+    from its own values (``tape.replayed``; issue 15), else a trace refuses the array."""
     a = _t(a)
     if axis is None:
         a, axis = reshape(a, shape=(-1,)), 0
-    return take_along_axis(a, idx_fn(a._value, axis), axis=axis)
+    idx = replayed(lambda v: idx_fn(v, axis), a) if fresh else idx_fn(a._value, axis)
+    return take_along_axis(a, idx, axis=axis)
 
 
 @defcomposite("sort", "take_along_axis(x, argsort(x)): g goes back to each element's place "
@@ -484,7 +494,9 @@ def partition(a, kth, axis=-1, kind="introselect", order=None):
     gradient of the place numpy's argpartition moved it to (at ties, numpy's choice).
     """
     _check_kw("partition", {"order": order})
-    return _along(a, lambda v, ax: np.argpartition(v, kth, axis=ax, kind=kind), axis)
+    if not _shape_only(kth, kind):
+        refuse_traced("partition", _OPTION_NOT_STATIC.format("kth comes"))
+    return _along(a, lambda v, ax: np.argpartition(v, kth, axis=ax, kind=kind), axis, fresh=_shape_only(kth, kind))
 
 
 # --- differences ---------------------------------------------------------------------------
@@ -1067,8 +1079,8 @@ def cumprod(a, axis=None, dtype=None, out=None):
         a, axis = reshape(a, shape=(-1,)), 0
     x = moveaxis(a, _axis_index(axis, a.ndim), -1)
     n = x.shape[-1]
-    keep = np.tri(n, dtype=bool)  # row j keeps x_0..x_j
-    rows = where(keep, reshape(x, shape=x.shape[:-1] + (1, n)), own(np.ones((), a.dtype)))
+    keep = static(np.tri(n, dtype=bool))  # row j keeps x_0..x_j (from the shape: a constant of a trace)
+    rows = where(keep, reshape(x, shape=x.shape[:-1] + (1, n)), static(own(np.ones((), a.dtype))))
     return moveaxis(prod(rows, axis=-1), -1, axis)
 
 
@@ -1122,8 +1134,10 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     s = sort(a, axis=ax)
     mid = _S(n // 2, n // 2 + 1) if n % 2 else _S(n // 2 - 1, n // 2 + 1)
     m = mean(getitem(s, _sl(a.ndim, ax, mid)), axis=ax, keepdims=bool(keepdims))
-    has_nan = np.any(np.isnan(a._value), axis=ax, keepdims=bool(keepdims))
-    return where(has_nan, np.asarray(np.nan, a.dtype), m) if np.any(has_nan) else m
+    has_nan = replayed(lambda v: np.asarray(np.any(np.isnan(v), axis=ax, keepdims=bool(keepdims))), a)  # (each replay's)
+    if not (np.any(has_nan) or tracing()):  # (a trace always masks: a later call's values may hold a NaN)
+        return m
+    return where(has_nan, static(own(np.asarray(np.nan, a.dtype))), m)
 
 
 @defcomposite("average", "sum(w x) / sum(w) (weights None: mean)", numpy=(np.average,))
@@ -1224,8 +1238,8 @@ def ptp(a, axis=None, out=None, keepdims=False):
 
 
 def _nan_fill(a, fill):
-    a = _t(a)
-    return where(np.isnan(a._value), own(np.asarray(fill, a.dtype)), a)
+    a = _t(a)  # (the NaN mask: from each autoprop.function replay's values, tape.replayed; issue 15)
+    return where(replayed(np.isnan, a), static(own(np.asarray(fill, a.dtype))), a)
 
 
 @defcomposite("nansum", "sum(where(isnan(x), 0, x)): NaNs get no gradient", numpy=(np.nansum,))
@@ -1284,8 +1298,8 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, **kw):
     """
     _check_kw("nanmean", dict(kw, out=out, dtype=dtype))
     a = _t(a)
-    count = np.sum(~np.isnan(a._value), axis=_axis_arg(axis), keepdims=bool(keepdims))
-    return nansum(a, axis=axis, keepdims=keepdims) / own(count.astype(a.dtype))
+    count = replayed(lambda v: own(np.sum(~np.isnan(v), axis=_axis_arg(axis), keepdims=bool(keepdims)).astype(v.dtype)), a)
+    return nansum(a, axis=axis, keepdims=keepdims) / count
 
 
 def _nan_extreme(name, fn, fill):
@@ -1296,8 +1310,10 @@ def _nan_extreme(name, fn, fill):
         a = _t(a)
         axis = _axis_arg(axis)
         r = fn(_nan_fill(a, fill), axis=axis, keepdims=bool(keepdims))
-        all_nan = np.all(np.isnan(a._value), axis=axis, keepdims=bool(keepdims))
-        return where(all_nan, own(np.asarray(np.nan, a.dtype)), r) if np.any(all_nan) else r
+        all_nan = replayed(lambda v: np.asarray(np.all(np.isnan(v), axis=axis, keepdims=bool(keepdims))), a)  # (each replay's)
+        if not (np.any(all_nan) or tracing()):  # (a trace always masks: a later call may hold an all-NaN slice)
+            return r
+        return where(all_nan, static(own(np.asarray(np.nan, a.dtype))), r)
     return run
 
 
