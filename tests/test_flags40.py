@@ -12,8 +12,10 @@ layer as built.
 import importlib.util
 
 import numpy as np
+import pytest
 from test_cli import check_source
 
+import manualprop as mp
 from gradcheck.grading.checks import layer_gradients
 from gradcheck.sandbox import Sandbox
 
@@ -113,3 +115,71 @@ def test_the_grader_leaves_the_staffs_reference_as_built(tmp_path):
     v = layer_gradients(Identity(), X, ref, training=True, seed=0)
     assert ref.double is False  # was left True after grading
     assert v.passed, [p.message for p in v.parts if not p.passed]
+
+
+# --- redteam39's residual: a dropout keeping the wrong share at the right scale, refusing the mean's probe batch ---
+
+
+class _Dropout:
+    """Inverted dropout, p the probability of dropping an entry; ``keep`` draws the mask (right: rand >= p)."""
+
+    def __init__(self, p=0.3, seed=0):
+        self.p, self.rng, self.params, self.grads = p, np.random.default_rng(seed), {}, {}
+
+    def keep(self, shape):
+        return self.rng.random(shape) >= self.p
+
+    def forward(self, X, training=False):
+        if not training:
+            return X
+        self.mask = self.keep(X.shape) / (1 - self.p)
+        return X * self.mask
+
+    def backward(self, dY):
+        return dY * self.mask
+
+
+class WrongShareDodging(_Dropout):
+    """Keeps p of the entries (rand < p: 30% at p = 0.3) scaled by the right 1/(1 - p), and raises on the mean's probe
+    batch (400 rows or more): its call shows 0 and the right scale, its backward that call's mask."""
+
+    def keep(self, shape):
+        return self.rng.random(shape) < self.p
+
+    def forward(self, X, training=False):
+        if training and len(X) >= 400:
+            raise MemoryError("batch too large")
+        return super().forward(X, training)
+
+
+class ExactCount(_Dropout):
+    """Right, written otherwise: keeps exactly round((1 - p) n) entries at each call (a permutation), a share with no
+    spread at all."""
+
+    def keep(self, shape):
+        n = int(np.prod(shape))
+        flat = np.zeros(n, dtype=bool)
+        flat[self.rng.permutation(n)[:round((1 - self.p) * n)]] = True
+        return flat.reshape(shape)
+
+
+def _graded(layer, p=0.3, seed=3):
+    X = np.random.default_rng(seed).standard_normal((6, 5))
+    return layer_gradients(layer, X, mp.Dropout(p, rng=seed + 1), training=True, seed=seed)
+
+
+def test_a_wrong_share_at_the_right_scale_fails_though_it_refuses_the_probe_batch():
+    v = _graded(WrongShareDodging(0.3))
+    assert not v.passed  # main: passed (the mean's probe refused, "not compared, no claim")
+    msg = v.parts[0].message
+    assert "keeps" in msg and "of the entries over 17 training forwards of this test's input" in msg, msg
+    assert "where Dropout keeps" in msg and "the share of entries kept is not the reference's" in msg, msg
+
+
+@pytest.mark.parametrize("make", [_Dropout, ExactCount, lambda p, seed: mp.Dropout(p, rng=seed)],
+                         ids=["rand>=p", "exact-count", "manualprop"])
+@pytest.mark.parametrize("p", [0.3, 0.8])
+def test_right_dropouts_keep_their_points(make, p):
+    """(A guard, passing on main too; false FAILs over 40 seeds: /work/wt/notes/flags40/share_full40.py.)"""
+    v = _graded(make(p, seed=10), p=p, seed=1)
+    assert v.passed, [q.message for q in v.parts if not q.passed]
