@@ -78,10 +78,67 @@ def _wrap(v):
     return t
 
 
-def _np_random_refusal(name, original, thread):
-    def refused(*args, **kwargs):
-        if threading.get_ident() != thread:  # (another thread, not traced: numpy's own draw)
+def _global_state():
+    """numpy's global random state (the legacy ``RandomState``'s ``get_state()`` tuple), read past ``np.random``'s
+    names (patched while a trace runs)."""
+    return np.random.mtrand._rand.get_state()
+
+
+def _same_state(a, b):
+    return a[0] == b[0] and np.array_equal(a[1], b[1]) and a[2:] == b[2:]
+
+
+class _OtherDraws:
+    """The draws other threads make from numpy's global random state through ``np.random``'s names while a trace
+    runs (review39 F5: they changed the state the trace compares before and after, and the trace refused itself).
+
+    Each is made holding the global generator's own lock (which numpy's draws take, whatever name they come
+    through), with the state read before and after it: :meth:`explain` then tells whether these draws alone lead
+    from the state the trace started with to the one it ended with. A draw of the tracing thread's own (through a
+    name bound before the trace) is a step no record starts from: refused, as without another thread."""
+
+    def __init__(self):
+        self.lock = getattr(getattr(np.random.mtrand._rand, "_bit_generator", None), "lock", None)
+        self.steps = []  # (state before, state after) of each other thread's draw, in the lock's order
+        self.open = True
+
+    def draw(self, original, args, kwargs):
+        """``original(*args, **kwargs)`` for another thread, recorded while the trace runs."""
+        if self.lock is None or not self.open:
             return original(*args, **kwargs)
+        with self.lock:
+            before = _global_state()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                if self.open:
+                    self.steps.append((before, _global_state()))
+
+    def snapshot(self, start):
+        """The global state now, taken under the lock (``start``: the records before it forgotten; else the
+        recording closed)."""
+        if self.lock is None:
+            return _global_state()
+        with self.lock:
+            if start:
+                self.steps.clear()
+            else:
+                self.open = False
+            return _global_state()
+
+    def explain(self, before, after):
+        """Whether the other threads' recorded draws account for every change from ``before`` to ``after``."""
+        for a, b in self.steps:
+            if not _same_state(a, before):
+                return False
+            before = b
+        return _same_state(before, after)
+
+
+def _np_random_refusal(name, original, thread, others):
+    def refused(*args, **kwargs):
+        if threading.get_ident() != thread:  # (another thread, not traced: numpy's own draw, accounted for)
+            return others.draw(original, args, kwargs)
         raise TraceError(
             f"autoprop.function: np.random.{name} was called while tracing, at {_user_line()}. A trace "
             "runs the Python once: the draw would be frozen into every replay. Draw outside the "
@@ -928,26 +985,28 @@ class Function:
         targs = _as_traced(args, trace)
         tkwargs = _as_traced(kwargs, trace)
         patched = {n: getattr(np.random, n) for n in _NP_RANDOM_NAMES}
-        state = np.random.get_state()
+        others = _OtherDraws()  # other threads' draws meanwhile: not the trace's (review39 F5)
         _TRACERS.append(trace)
         _tape._sync_extra()
         _optim._APPLY_HOOKS.append(trace.apply)
         for n in patched:
-            setattr(np.random, n, _np_random_refusal(n, patched[n], trace.thread))
+            setattr(np.random, n, _np_random_refusal(n, patched[n], trace.thread, others))
         try:
+            state = others.snapshot(start=True)
             result = self._fn(*targs, **tkwargs)
             out = _outputs(result, trace)
+            after = others.snapshot(start=False)
         finally:
             for n, f in patched.items():
                 setattr(np.random, n, f)
             _optim._APPLY_HOOKS.remove(trace.apply)
             _TRACERS.remove(trace)
             _tape._sync_extra()
-        after = np.random.get_state()
-        if not (after[0] == state[0] and np.array_equal(after[1], state[1]) and after[2:] == state[2:]):
+        if not others.explain(state, after):
             raise TraceError(
                 f"autoprop.function: {self.__name__} drew from numpy's global random state while tracing "
-                "(through a name imported before the trace): the draw would be frozen into every replay. "
+                "(through a name imported before the trace; another thread's draws through np.random's names are "
+                "not counted): the draw would be frozen into every replay. "
                 "Draw outside the function and pass the draw in as an argument.")
         trace.state = _STATE[0]
         trace.names = self._names.values()  # (as the trace left them: its own Python side effects kept)

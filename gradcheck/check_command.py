@@ -1602,6 +1602,8 @@ def _variant_lines(info, requested: bool | str = "auto") -> list[str]:
             "every combination of the switches forward reads (its booleans and each value of its string argument)"
             if strings else "every combination of the booleans forward reads")
     mode = {True: "; --training: each in training mode", False: "; --eval: each in eval mode"}.get(requested, "")
+    if built := [p for p in str((info.get("mode_labels") or [""])[0]).split(", ") if p.startswith("self.")]:
+        what += f" ({', '.join(built)}: as the layer was built; its other value a variant of its own, not the mode's)"
     return [f"mode: also {'; '.join(f'[{lab}]' for lab in shown)}: {what} is checked{mode}, each row labelled "
             "with it"]
 

@@ -137,7 +137,10 @@ def test_f1_a_plain_switch_beside_a_training_argument_is_set_too(tmp_path):
     f = student(tmp_path, TRAINING_AND_SWITCH, "train_and_switch.py")
     ok = run_here("check", f"{f}::Layer", "--input-shape", "4,5")
     assert ok.returncode == 0, both(ok)
-    assert "self.noisy = False" in both(ok) and "self.noisy = True" in both(ok), both(ok)
+    # each value checked, as its own variant: as built (False) and True, neither tied to the mode (flags40: the
+    # header said "training: ..., self.noisy = True", training checked only with the value the layer was not built with)
+    assert "Layer [training=False, self.noisy=False]" in both(ok) and ", self.noisy=True] " in both(ok), both(ok)
     bad = run_here("check", f"{f}::LayerBug", "--input-shape", "4,5")
     out = both(bad)
     assert bad.returncode == 1 and "PASS" not in out, out
+    assert ", self.noisy=True]: gradient mismatch in dX" in out, out

@@ -33,6 +33,7 @@ from .._adapters import (
     _params,
     class_outputs,
     forward_in_mode,
+    mode_kwargs,
 )
 from .._large_inputs import at_large_inputs, at_large_predictions
 from .._running_stats import NOT_UPDATED, _fmt, at_initial_value
@@ -1040,6 +1041,8 @@ def _held_graded(proxy: Any, layer: Any, xs: list[np.ndarray], d_in: list[str], 
             verdict = failed
     if not _mask_graded(verdict, type(layer).__name__, reference, xs, G, Y, got.get(d_in[0]), d_in[0], cfg.rtol):
         _expected_graded(verdict, layer, proxy, xs, G, d_in, keys, expected_for, cfg.rtol, type(reference).__name__)
+    else:
+        _share_graded(verdict, layer, proxy, xs[0], reference, Y)
     return _as_check(verdict, layer, xs, d_in, G.shape, cfg, False, Y, reference, written)
 
 
@@ -1169,6 +1172,87 @@ def _one_training_call(layer: Any, xs: list[np.ndarray], G: np.ndarray, d_in: li
     out = dict(zip(d_in, ret if len(xs) > 1 and isinstance(ret, (tuple, list)) else [ret]))
     out.update({f"d{k}": _as_stored(layer, k, getattr(layer, "grads", None)) for k in keys})
     return {n: _copy(g) for n, g in out.items()}
+
+
+def _share_graded(verdict: Verdict, layer: Any, proxy: Any, X: np.ndarray, reference: Any, Y: Any) -> None:
+    """The share of entries a mask layer keeps, read from training forwards of the test's own input (redteam39's
+    residual: a dropout keeping p of the entries where the reference keeps 1 - p, at the right scale 1/(1 - p),
+    refused the mean's probe batch and kept its points: its call shows 0 and the scale, :func:`_mask_graded`, and its
+    backward that call's mask). Where the reference's ``Y / X`` is 0 or one scale at each of :data:`SHARE_DRAWS`
+    draws (in process) and the test's call passed :func:`_mask_graded`, the layer makes :data:`SHARE_CALLS` more
+    training forwards of the test's input (the draws free); each must show the reference's kind of mask
+    (:func:`gradcheck._random_mean.scale_difference`: a forward raising or answering otherwise is the submission's
+    failure, on its own input), and the share kept over them and the test's call must be the reference's within
+    :data:`~gradcheck._random_mean.SIGMAS` standard errors of the difference, one call's spread read from the
+    reference's draws and never taken below a binomial one of independent entries (a right dropout FAILs with
+    probability about 2e-9). Answering these forwards otherwise than the test's own needs the right share known:
+    it earns nothing. Every part still passing fails with the sentence."""
+    import copy
+
+    from .._random_mean import SIGMAS, scale_difference
+
+    if not any(p.passed for p in verdict.parts) or not isinstance(Y, np.ndarray) or Y.shape != X.shape:
+        return
+    cname, ref_name, on, ref = type(layer).__name__, type(reference).__name__, X != 0, _copied(reference, copy)
+    try:
+        kw = mode_kwargs(ref, True)
+        refs = [np.asarray(ref.forward(X.copy(), **kw), dtype=np.float64) for _ in range(SHARE_DRAWS)]
+    except Exception:  # noqa: BLE001 - a reference that cannot be run again: no claim
+        return
+    if not _one_mask_scale(refs, X):
+        return  # (not 0 and one scale at each draw: not a mask layer's kind of output)
+    outs: list[Any] = [Y]
+    try:
+        with _draws_free(layer, proxy):
+            outs += [_copy(layer.forward(X.copy(), training=True)) for _ in range(SHARE_CALLS)]
+        why = next((w for o in outs if (w := (
+            None if isinstance(o, np.ndarray) and o.shape == X.shape and np.all(np.isfinite(o)) else
+            f"{cname}'s training output is not a finite array of the input's shape {X.shape}") or scale_difference(
+                o, X, next(r for r in refs if np.any(r[on])), cname, ref_name))), None)
+    except Exception as e:  # noqa: BLE001 - the student's failure on its own input, the test's kind of call
+        why = f"{cname} raised {type(e).__name__} on another training forward of this test's input: {str(e)[:200]}"
+    if why is None:
+        mine, theirs = (np.array([np.count_nonzero(np.asarray(o)[on]) / on.sum() for o in a]) for a in (outs, refs))
+        q = float(theirs.mean())
+        sd = max(float(theirs.std(ddof=1)), float(np.sqrt(q * (1 - q) / on.sum())))
+        se = sd * np.sqrt(1 / len(mine) + 1 / len(theirs))
+        if abs(mine.mean() - q) > SIGMAS * se + 1e-12:
+            why = (f"in training mode, {cname} keeps {mine.mean():.1%} of the entries over {len(mine)} training "
+                   f"forwards of this test's input, where {ref_name} keeps {q:.1%} over {len(theirs)} draws "
+                   f"({abs(mine.mean() - q) / se:.0f} standard errors apart): the share of entries kept is not the "
+                   "reference's (p read as the probability of keeping an entry?)")
+    for p in verdict.parts if why else ():
+        p.passed, p.message = (False, why + ".") if p.passed else (p.passed, p.message)
+
+
+#: The reference's draws (in process) whose shares of kept entries give :func:`_share_graded` its share and spread,
+#: and the layer's training forwards of the test's input it reads beside the test's call (each a round trip of the
+#: sandbox): at a (6, 5) input and p = 0.3 a share of 30% against 70% is 19 standard errors off, 60% against 70% 4.6.
+SHARE_DRAWS, SHARE_CALLS = 400, 16
+
+
+def _one_mask_scale(refs: list[np.ndarray], X: np.ndarray) -> bool:
+    """Whether the reference's training outputs ``refs`` of ``X`` are each ``X`` times a mask of 0 and one scale, the
+    same at every draw (:func:`gradcheck.diagnose.kept_scale`; a draw keeping nothing has none), finite, of ``X``'s
+    shape, and some draw keeps an entry."""
+    from .._random_mean import SCALE_RTOL
+
+    on = X != 0
+    if not np.any(on) or any(r.shape != X.shape or not np.all(np.isfinite(r)) for r in refs):
+        return False
+    with np.errstate(all="ignore"):
+        got = [kept_scale(r[on], X[on]) for r in refs]
+    scales = [s for share, s in got if share]
+    return len(scales) == sum(1 for share, _ in got if share) > 0 and bool(
+        np.ptp(scales) <= SCALE_RTOL * abs(scales[0]))
+
+
+def _copied(obj: Any, copy: Any) -> Any:
+    """A deep copy of ``obj``, ``obj`` itself when it cannot be copied."""
+    try:
+        return copy.deepcopy(obj)
+    except Exception:  # noqa: BLE001 - a reference that cannot be copied: its own forward is run
+        return obj
 
 
 def _random_mean_graded(verdict: Verdict, layer: Any, reference: Any, xs: list[np.ndarray]) -> None:
