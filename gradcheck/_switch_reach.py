@@ -109,6 +109,19 @@ def _file_tree(path: str, mtime_ns: int, size: int) -> ast.Module:  # noqa: ARG0
         return _pyast.parse(fh.read())
 
 
+@functools.lru_cache(maxsize=64)
+def _file_class_defs(tree: ast.Module) -> dict:
+    """``{name: ClassDef}`` of the classes of a file's tree (:func:`_file_tree`'s, kept while the file stays: a changed
+    file is another tree), at any depth, a top-level one first (breadth first), listed once per tree (session 40:
+    the planted-bug table's diagnoses walked a file's whole tree again for each of about 1,000 reads). Read it,
+    never change it."""
+    classes = {}
+    for c in ast.walk(tree):  # breadth first: a top-level class before a nested one of the same name
+        if isinstance(c, ast.ClassDef):
+            classes.setdefault(c.name, c)
+    return classes
+
+
 def file_classes(path, name):
     """``(module, [ClassDef])`` of the file ``path`` (:mod:`ast`, nothing runs): class ``name`` (a dotted name's last
     part; at any depth, a top-level one first) and its bases defined there by a bare name, each once, the last base
@@ -120,10 +133,7 @@ def file_classes(path, name):
         tree = _file_tree(os.fspath(path), st.st_mtime_ns, st.st_size)
     except (OSError, TypeError, SyntaxError, ValueError, UnicodeDecodeError):
         return None, []
-    classes = {}
-    for c in ast.walk(tree):  # breadth first: a top-level class before a nested one of the same name
-        if isinstance(c, ast.ClassDef):
-            classes.setdefault(c.name, c)
+    classes = dict(_file_class_defs(tree))
     todo, out = [name.rpartition(".")[2]], []
     while todo:
         if (c := classes.pop(todo.pop(), None)) is not None:
@@ -827,8 +837,12 @@ def path_steps(node):
     """``(root, [(".", attribute) or ("[", key)])`` of a path written as Python (its text or :mod:`ast` node):
     ``cfg.optim['lr']`` is ``(Name cfg, [(".", "optim"), ("[", "lr")])``; a key is a literal or a tuple of int
     literals (``W[1, 0]``), ``root`` the first node that is neither step. The one reading of such paths: the
-    switches here, and gradcheck._adapters' items (``Ws[1]``), sub-layers' switches and learning rates."""
-    node, steps = _pyast.parse(node, mode="eval").body if isinstance(node, str) else node, []
+    switches here, and gradcheck._adapters' items (``Ws[1]``), sub-layers' switches and learning rates. A text's
+    reading is kept (:func:`_text_steps`: its root node is shared, read it; the list is the caller's)."""
+    if isinstance(node, str):
+        root, steps = _text_steps(node)
+        return root, list(steps)
+    steps = []
     while True:
         k = getattr(node, "slice", None)
         if isinstance(k, ast.Tuple) and k.elts and all(isinstance(e, ast.Constant) and type(e.value) is int
@@ -839,6 +853,14 @@ def path_steps(node):
         else:
             return node, steps
         node = node.value
+
+
+@functools.lru_cache(maxsize=1024)
+def _text_steps(text: str) -> tuple:
+    """:func:`path_steps` of the text ``text``, its steps a tuple: parsed once per text (session 40: the planted-bug
+    table's diagnoses parsed about 60,000 paths, most of them the same few)."""
+    root, steps = path_steps(_pyast.parse(text, mode="eval").body)
+    return root, tuple(steps)
 
 
 def follow(o, steps):

@@ -190,3 +190,52 @@ def test_the_walks_kept_are_bounded_and_each_is_the_object_s_own(mod):
         assert switches(layer.forward) == ["self.drop.training"]
     assert len(SR._WALKS) <= SR._WALKS_KEPT
     assert all(obj is layer for (obj, *_), layer in zip(SR._WALKS.values(), layers[-len(SR._WALKS):]))
+
+
+def test_a_file_s_classes_are_listed_once_per_tree_and_anew_when_it_changes(tmp_path):
+    """:func:`gradcheck._switch_reach.file_classes` lists a file's classes once per tree (``_file_class_defs``; the
+    planted-bug table's diagnoses walked a whole file's tree again for each read), and a file changed on disk is
+    another tree, read anew."""
+    path = tmp_path / "classes_s40.py"
+    path.write_text("class Base:\n    pass\n\n\nclass A(Base):\n    pass\n")
+    before = SR._file_class_defs.cache_info()
+    assert [c.name for c in SR.file_classes(str(path), "A")[1]] == ["A", "Base"]
+    assert [c.name for c in SR.file_classes(str(path), "Base")[1]] == ["Base"]
+    after = SR._file_class_defs.cache_info()
+    assert (after.misses - before.misses, after.hits - before.hits) == (1, 1)
+    path.write_text("class Base:\n    pass\n\n\nclass B(Base):\n    x = 1\n")  # another size: another tree
+    assert SR.file_classes(str(path), "A")[1] == []
+    assert [c.name for c in SR.file_classes(str(path), "B")[1]] == ["B", "Base"]
+
+
+def test_a_path_s_text_is_parsed_once_and_its_steps_are_the_caller_s():
+    before = SR._text_steps.cache_info()
+    root, steps = SR.path_steps("cfg_s40.optim['lr'][1, 0]")
+    assert (root.id, steps) == ("cfg_s40", [(".", "optim"), ("[", "lr"), ("[", (1, 0))])
+    steps.append(("[", "mine"))  # the caller's list: the kept reading is not changed
+    again = SR.path_steps("cfg_s40.optim['lr'][1, 0]")
+    assert again[0] is root and again[1] == [(".", "optim"), ("[", "lr"), ("[", (1, 0))]
+    after = SR._text_steps.cache_info()
+    assert (after.misses - before.misses, after.hits - before.hits) == (1, 1)
+    with pytest.raises(SyntaxError):
+        SR.path_steps("cfg_s40.(")
+
+
+def test_dtype_f_is_read_from_the_module_s_text_as_it_is(tmp_path, monkeypatch):
+    """:func:`gradcheck._adapters.uses_dtype_f` reads each module's text once (``_passes_dtype_f``); a module whose
+    text changes is read anew (its text is the key)."""
+    path = tmp_path / "dtype_f_s40.py"
+    path.write_text("import numpy as np\n\n\nclass L:\n    def forward(self, X):\n"
+                    "        return np.empty(X.shape, dtype='f')  # dtype='f'\n")
+    spec = importlib.util.spec_from_file_location("dtype_f_s40", path)
+    m = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "dtype_f_s40", m)
+    spec.loader.exec_module(m)
+    assert _adapters.uses_dtype_f(m.L()) is True
+    assert _adapters.uses_dtype_f(m.L()) is True
+    import linecache
+
+    path.write_text("import numpy as np\n\n\nclass L:\n    def forward(self, X):\n"
+                    "        return np.empty(X.shape)  # dtype='f' in a comment does not count\n")
+    linecache.checkcache(str(path))
+    assert _adapters.uses_dtype_f(m.L()) is False
