@@ -21,6 +21,7 @@ import sys
 import sysconfig
 import textwrap
 import types
+import weakref
 
 if __package__:  # in gradcheck; the sandbox child gives this module its _pyast (gradcheck/sandbox.py)
     from . import _pyast
@@ -185,14 +186,15 @@ class _Walk:
         self.lost = set()
         #: every read of what is outside the functions' sources (an attribute's or a global's value, a class's
         #: methods, a closure): ``{key: (reader, args, value)}``, each a call ``reader(*args)`` that gave ``value``
-        #: (:meth:`read`); :func:`_walk` replays them to tell whether a walk it keeps still holds
+        #: (:meth:`read`), the walked object in ``args`` as :data:`_ROOT` (never held by a kept walk); :func:`_walk`
+        #: replays them to tell whether a walk it keeps still holds
         self.reads = {}
 
     def read(self, reader, *args):
         """``reader(*args)``, noted in :attr:`reads` (once per walk: nothing changes while it walks)."""
         key = (reader, *(a if isinstance(a, str) else id(a) for a in args))
         if (got := self.reads.get(key)) is None:
-            got = self.reads[key] = (reader, args, reader(*args))
+            got = self.reads[key] = (reader, tuple(_ROOT if a is self.obj else a for a in args), reader(*args))
         return got[2]
 
     def visit(self, fn, binds, depth, owner=None):
@@ -405,6 +407,8 @@ def _value(obj, path, missing=None):
 
 #: A global a function does not have (:meth:`_Env.global_value`).
 _ABSENT = object()
+#: The walked object among a noted read's arguments (:meth:`_Walk.read`).
+_ROOT = object()
 
 
 # The readers of what a walk reads beyond the functions' sources (:meth:`_Walk.read`), each a function of its arguments
@@ -488,7 +492,8 @@ def _same(a, b) -> bool:
     return isinstance(a, (str, int, float, bytes)) and a == b
 
 
-#: The walks kept (:func:`_walk`): ``{key: (obj, reads, (found, assigned, alias, lost))}``, the newest last.
+#: The walks kept (:func:`_walk`): ``{key: (weak reference to the object, reads, (found, assigned, alias, lost))}``,
+#: the newest last. The object is never held (a sandboxed layer's proxy holds its sandbox's process).
 _WALKS: dict = {}
 _WALKS_KEPT = 32
 
@@ -506,10 +511,14 @@ def _walk(obj, func, binds, owner):
     only while every read it made (:attr:`_Walk.reads`: the values of the attributes, items and globals it read, the
     methods each call resolved to, the closures) gives the same value again (grading and check read one forward's
     switches about ten times a check, each walk a few milliseconds). A fresh :class:`_Walk` holds the kept results
-    (its own lists: the caller may change them)."""
+    (its own lists: the caller may change them). An object that takes no weak reference is walked each time."""
+    try:
+        ref = weakref.ref(obj)
+    except TypeError:
+        ref = None
     key = (id(obj), func, tuple(sorted(binds.items())), owner, _walker())
-    kept = _WALKS.pop(key, None)
-    if kept is not None and kept[0] is obj and _still(kept[1]):
+    kept = _WALKS.pop(key, None) if ref is not None else None
+    if kept is not None and kept[0]() is obj and _still(kept[1], obj):
         _WALKS[key] = kept  # the newest
         walk = _Walk(obj)
         found, walk.assigned, walk.alias, walk.lost = kept[2][0], set(kept[2][1]), dict(kept[2][2]), set(kept[2][3])
@@ -517,7 +526,9 @@ def _walk(obj, func, binds, owner):
         return walk
     walk = _Walk(obj)
     walk.visit(func, binds, 0, owner)
-    _WALKS[key] = (obj, tuple(walk.reads.values()), (tuple((p, tuple(w)) for p, w in walk.found.items()),
+    if ref is None:
+        return walk
+    _WALKS[key] = (ref, tuple(walk.reads.values()), (tuple((p, tuple(w)) for p, w in walk.found.items()),
                                                      frozenset(walk.assigned), tuple(walk.alias.items()),
                                                      frozenset(walk.lost)))
     while len(_WALKS) > _WALKS_KEPT:  # the oldest out
@@ -525,10 +536,10 @@ def _walk(obj, func, binds, owner):
     return walk
 
 
-def _still(reads) -> bool:
-    """Whether each read ``(reader, args, value)`` gives ``value`` again."""
+def _still(reads, obj) -> bool:
+    """Whether each read ``(reader, args, value)`` gives ``value`` again, ``obj`` the walked object (:data:`_ROOT`)."""
     try:
-        return all(_same(reader(*args), value) for reader, args, value in reads)
+        return all(_same(reader(*(obj if a is _ROOT else a for a in args)), value) for reader, args, value in reads)
     except Exception:  # noqa: BLE001 - a read that raises now: walked again (and raising there as before)
         return False
 

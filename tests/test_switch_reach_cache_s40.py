@@ -189,7 +189,21 @@ def test_the_walks_kept_are_bounded_and_each_is_the_object_s_own(mod):
     for layer in layers:
         assert switches(layer.forward) == ["self.drop.training"]
     assert len(SR._WALKS) <= SR._WALKS_KEPT
-    assert all(obj is layer for (obj, *_), layer in zip(SR._WALKS.values(), layers[-len(SR._WALKS):]))
+    assert all(ref() is layer for (ref, *_), layer in zip(SR._WALKS.values(), layers[-len(SR._WALKS):]))
+
+
+def test_a_walk_kept_holds_no_reference_to_its_object(mod):
+    """A kept walk refers to its object weakly and its reads name it as ``_ROOT``: a layer (a sandboxed layer's proxy
+    holds its sandbox's process) is freed when its last user drops it, not when 32 other walks have pushed it out."""
+    import gc
+    import weakref
+
+    net = mod.Net()
+    assert switches(net.forward) == ["self.drop.training"]
+    gone = weakref.ref(net)
+    del net
+    gc.collect()
+    assert gone() is None
 
 
 def test_a_file_s_classes_are_listed_once_per_tree_and_anew_when_it_changes(tmp_path):
