@@ -7220,13 +7220,19 @@ def uses_dtype_f(obj) -> bool:
     owners = [f for f in fns if f is not None] or [type(o) for o in [obj, *dict(sublayers(obj)).values()]]
     for mod in dict.fromkeys(inspect.getmodule(o) for o in owners):
         try:
-            tree = _pyast.parse(inspect.getsource(mod)) if mod is not None else None
+            if mod is not None and _passes_dtype_f(inspect.getsource(mod)):
+                return True
         except (OSError, TypeError, SyntaxError, ValueError):
             continue
-        if tree is not None and any(isinstance(n, ast.keyword) and n.arg == "dtype" and isinstance(
-                n.value, ast.Constant) and n.value.value == "f" for n in ast.walk(tree)):
-            return True
     return False
+
+
+@functools.lru_cache(maxsize=64)
+def _passes_dtype_f(source: str) -> bool:
+    """Whether the module source ``source`` passes ``dtype='f'`` to a call (:func:`uses_dtype_f`), read once per
+    text (session 40: the planted-bug table's diagnoses parsed the same modules about 250 times)."""
+    return any(isinstance(n, ast.keyword) and n.arg == "dtype" and isinstance(n.value, ast.Constant)
+               and n.value.value == "f" for n in ast.walk(_pyast.parse(source)))
 
 
 def _only_listed(obj, children, pairs):

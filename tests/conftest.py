@@ -79,9 +79,22 @@ def _rank(item) -> tuple[int, int]:
     return next(((1, i) for i, p in enumerate(LONG_FIRST) if item.nodeid.startswith(p)), (2, 0))
 
 
-def pytest_collection_modifyitems(items):
+#: Notebooks a test of ours executes too, each with that test: nbmake's item of the notebook is left out of a run
+#: that collected the test, whose execution asserts what nbmake's does (the notebook runs to its end without an
+#: error, on the project's kernel) and more (session 40: notebook 07 ran twice in a make test, nbmake's item and
+#: test_exercises' ``solved`` fixture). A run without the test (``pytest notebooks``) keeps nbmake's item.
+EXECUTED_BY = {"notebooks/07-exercises.ipynb": "tests/test_exercises.py::test_solution_passes_every_test"}
+
+
+def pytest_collection_modifyitems(config, items):
     """Notebooks first, then the known-long tests, every other test in its collected order (the same
-    order on every worker)."""
+    order on every worker); a notebook's nbmake item left out where a test executes it (:data:`EXECUTED_BY`)."""
+    ids = {item.nodeid for item in items}
+    twice = [item for item in items if item.path.suffix == ".ipynb"
+             and EXECUTED_BY.get(item.nodeid.partition("::")[0]) in ids]
+    if twice:
+        config.hook.pytest_deselected(items=twice)
+        items[:] = [item for item in items if item not in twice]
     items.sort(key=_rank)  # a stable sort
 
 
