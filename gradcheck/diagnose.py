@@ -7987,20 +7987,33 @@ def _reference_fixed(reference: Any, inputs: Sequence[np.ndarray], training: Any
 
 
 def reference_draws(reference: Any, inputs: Sequence[np.ndarray], training: Any) -> bool | None:
-    """Whether the forwards of ``reference`` on ``inputs`` in mode ``training`` differ (True at the first of
-    :data:`REFERENCE_FORWARDS` that differs: it draws, as manualprop.Dropout's training forward; False: the same
-    output every time); None when it cannot run here. Two were compared until redteam39 F5: a model whose dropout
-    follows a ReLU that leaves 4 of 24 entries nonzero draws two masks agreeing on them one time in nine (0.58 ** 4),
-    read as deterministic, and a right student's gradients were then compared with the reference's own mask (3 false
-    FAILs in 20 seeds)."""
+    """Whether the forwards of ``reference`` on ``inputs`` in mode ``training`` draw (True at the first of
+    :data:`REFERENCE_FORWARDS` that differs, or when they agree but moved a numpy or Python generator the reference
+    holds, or numpy's or Python's global one: it draws, as manualprop.Dropout's training forward; False: the same
+    output every time, no generator moved); None when it cannot run here. Two were compared until redteam39 F5: a
+    model whose dropout follows a ReLU that leaves 4 of 24 entries nonzero draws two masks agreeing on them one time
+    in nine (0.58 ** 4), read as deterministic, and a right student's gradients were then compared with the
+    reference's own mask (3 false FAILs in 20 seeds). Eight agree too at a low rate on a small input (redteam40 F1:
+    Dropout(0.05) on 6 entries keeps them all 8 times one time in twelve), so the generators decide where the outputs
+    agree; their states are read from the first forward's end (a generator drawn once at a first, lazy build is not
+    a draw per call)."""
     try:
         Y1 = np.asarray(forward_in_mode(reference, inputs, training), dtype=np.float64)
+        before = _draw_states(reference)
         for _ in range(REFERENCE_FORWARDS - 1):
             if not _exact(Y1, np.asarray(forward_in_mode(reference, inputs, training), dtype=np.float64)):
                 return True
     except Exception:  # noqa: BLE001 - a reference that cannot run on these inputs yet: treated as random by some
         return None
-    return False
+    return _draw_states(reference) != before
+
+
+def _draw_states(obj: Any) -> bytes:
+    """The states of the generators ``obj`` holds (:func:`gradcheck._adapters.generators`) and of numpy's and Python's
+    global ones, as bytes that are equal exactly when no generator has drawn in between (:func:`reference_draws`)."""
+    import pickle
+
+    return pickle.dumps(([_rng_state(g) for g in _find_rngs(obj)], global_states()))
 
 
 #: Findings that stop the diagnosis before the numerical check (it would only repeat them, or be

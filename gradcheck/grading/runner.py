@@ -508,38 +508,51 @@ def submission_digest(path: str | os.PathLike) -> str:
     """SHA-256 of a submission folder: each entry's relative name and kind, a file's bytes, a
     link's target text (links never followed, devices and pipes never opened). Stored with its
     result (``extra_data.submission_sha256``): a resumed batch regrades a changed submission. An
-    entry that is :func:`not_a_submission` is never read: its digest is that of the reason."""
+    entry that is :func:`not_a_submission` is never read: its digest is that of the reason. The folder is walked by
+    directory descriptors (:func:`os.fwalk`), so a path longer than the system's limit inside it is read as any
+    other (redteam40 F2: 17 folders of 250-byte names beside layers.py, inside every cap, made the digest's
+    ``lstat`` raise ENAMETOOLONG and every resumed batch end in a traceback). Raises OSError when an entry cannot
+    be read (:func:`_digest_now` is the resume's reading)."""
     if (why := not_a_submission(path)) is not None:
         return hashlib.sha256(b"not a submission\0" + why.encode("utf-8", "replace")).hexdigest()
     h, base = hashlib.sha256(), os.fspath(path)
     if is_archive(base):  # a .zip submission: its bytes
         return _file_sha256(base).hex()
-    for dirpath, dirnames, filenames in os.walk(base, followlinks=False):
+    for dirpath, dirnames, filenames, dirfd in os.fwalk(base, follow_symlinks=False):
         dirnames.sort()
         rel_dir = os.path.relpath(dirpath, base)  # once a folder (tester17g F3: relpath per file was half the time)
         for entry in sorted([*dirnames, *filenames]):
-            full = os.path.join(dirpath, entry)
-            mode = os.lstat(full).st_mode
+            mode = os.stat(entry, dir_fd=dirfd, follow_symlinks=False).st_mode
             h.update(os.fsencode(entry if rel_dir == "." else os.path.join(rel_dir, entry)) + b"\0"
                      + str(stat.S_IFMT(mode)).encode())
             if stat.S_ISLNK(mode):
-                h.update(os.fsencode(os.readlink(full)))
+                h.update(os.fsencode(os.readlink(entry, dir_fd=dirfd)))
             elif stat.S_ISREG(mode):
-                h.update(_file_sha256(full))
+                h.update(_file_sha256(entry, dirfd))
             h.update(b"\0")
     return h.hexdigest()
 
 
-def _file_sha256(path: str) -> bytes:
-    """SHA-256 of a file's bytes, opened without following a link or waiting on a pipe."""
+def _digest_now(path: str | os.PathLike) -> str | None:
+    """:func:`submission_digest` of a submission as a resume reads it, None when it cannot be read: never the same as
+    a saved digest, so it is graded again (its grading reports what it could not read), never the end of the batch
+    (redteam40 F2)."""
+    try:
+        return submission_digest(path)
+    except OSError:
+        return None
+
+
+def _file_sha256(path: str, dir_fd: int | None = None) -> bytes:
+    """SHA-256 of a file's bytes, opened without following a link or waiting on a pipe (``path`` relative to the
+    folder ``dir_fd`` when given)."""
     h = hashlib.sha256()
-    with os.fdopen(os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK), "rb") as fh:
+    with os.fdopen(os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=dir_fd), "rb") as fh:
         while chunk := fh.read(1 << 20):
             h.update(chunk)
     return h.digest()
 
 
-#: grading.json's keys of what decides a score besides the submission, as a summary names them
 _STALE = {"seed": "the seed (--seed: the hidden tests' inputs)", "tests_sha256": "the grading tests",
           "options": "the grading options (--timeout, --submission-timeout, --memory-mb, "
           "--unsafe-no-isolation)",
@@ -2374,7 +2387,7 @@ def _resume(subs: list[Path], folders: dict[str, Path], key: bytes, again: bool
         if str(saved) in _UNSIGNED or done is not None and done.name != s.name:  # tester21g LOW: another
             _UNSIGNED.discard(str(saved))  # submission's signed results.json copied here is no more its own than an
             unsigned.append(s.name)  # edited one: graded again, and named
-        if done is not None and done.name == s.name and done.files_sha256 == submission_digest(s):
+        if done is not None and done.name == s.name and done.files_sha256 == _digest_now(s):
             results.append(done)
             continue
         if done is not None and done.name == s.name:
@@ -2394,7 +2407,7 @@ def _never_started(todo: list[Path], results: list[SubmissionResult], folders: d
     kept = []
     for s in todo:
         done = None if s.name in taken else _load_done(folders[s.name] / "results.json", key)
-        if done is not None and done.name == s.name and done.files_sha256 == submission_digest(s):
+        if done is not None and done.name == s.name and done.files_sha256 == _digest_now(s):
             kept.append(done)
     return kept
 
