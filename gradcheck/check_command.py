@@ -2609,7 +2609,8 @@ def _check_loss_at(args, loss, label: str, init: dict[str, Any], shape, how: str
     if value_only is not None or prec is not None:
         finding = prec or value_only[1]
     elif not res.passed and "numerical" in res.gradients and "manual" in res.gradients:
-        finding = better_finding(loss_finding(loss, res, y_true, y_pred, init=init), eps_finding)  # the eps's copy
+        finding = better_finding(loss_finding(loss, res, y_true, y_pred, init=init, reference=reference),
+                                 eps_finding)  # the eps's copy
     finding = _loss_downcast(args, label, pred, finding) if not res.passed and not own else finding
     _save(args, lambda: _figures(res, cname, [] if res.passed else [loss_gradient_name(loss)]),
           lambda: {**res.to_dict(), "log_eps": eps_info, "diagnosis": None if finding is None else vars(finding)})

@@ -630,7 +630,8 @@ def diagnose_loss(key: str):
         y_true = plan[1]  # as the CLI: again with targets holding the constants forward compares them with
         res = check_loss(loss, y_true, y_pred, twin=None, seed=0)
     g = loss_gradient_name(loss)
-    found = None if res.passed else better_finding(name_batch_reduction(g, res, len(y_pred)) or name_loss_gradient(
+    found = None if res.passed else better_finding(name_batch_reduction(
+        g, res, len(y_pred), loss.forward, y_true, y_pred, reference and reference()) or name_loss_gradient(
         g, res.gradients["manual"][g], res.gradients["numerical"][g], loss.forward, y_true, y_pred, res.rtol,
         loss_arg_names(loss), loss=loss, init=init), copied)
     codes = [found.code] if found is not None else [] if res.passed else ["wrong-values"]
