@@ -130,3 +130,17 @@ def test_an_option_passed_as_an_argument_is_still_refused_by_the_functions_name(
     with pytest.raises(TraceError) as e:  # the positions come from k's value: never a constant of the trace
         f(np.ones((5, 3)), np.asarray(1))
     assert str(e.value).startswith(f"autoprop.function: {name} (its {what} from an option that is an array")
+
+
+@pytest.mark.parametrize("fn", [np.nansum, np.nanmean, np.nanmax, np.nanmin, np.nanvar, np.nanstd, np.nanprod,
+                                np.nancumsum])
+def test_a_nan_function_of_a_0d_tensor_is_traced(fn):
+    """verify40b F1: a nan-function of a 0-d tensor (``np.nansum(np.sum(x @ W))``) worked eagerly and raised, at
+    every traced call, "autoprop.core.tape.replayed: <ufunc 'isnan'> returned bool, not an array"."""
+    eager, traced = _steps(lambda W, x: np.sum(fn(np.sum(x @ W))) * 1.5)
+    nan = np.full((5, 3), 1.0)
+    nan[2, 1] = np.nan
+    with np.errstate(invalid="ignore"):
+        for x in (np.random.default_rng(7).standard_normal((5, 3)), nan, np.ones((5, 3))):
+            assert _equal(traced(x), eager(x)), fn.__name__
+    assert traced.trace_count == 1

@@ -1237,9 +1237,14 @@ def ptp(a, axis=None, out=None, keepdims=False):
     return subtract(max(a, axis=axis, keepdims=bool(keepdims)), min(a, axis=axis, keepdims=bool(keepdims)))
 
 
+
+def _isnan(v):
+    """``np.isnan(v)`` as an array (a 0-d value's is numpy's bool scalar): replayed's value (verify40b F1)."""
+    return np.asarray(np.isnan(v))
+
 def _nan_fill(a, fill):
     a = _t(a)  # (the NaN mask: from each autoprop.function replay's values, tape.replayed; issue 15)
-    return where(replayed(np.isnan, a), static(own(np.asarray(fill, a.dtype))), a)
+    return where(replayed(_isnan, a), static(own(np.asarray(fill, a.dtype))), a)
 
 
 @defcomposite("nansum", "sum(where(isnan(x), 0, x)): NaNs get no gradient", numpy=(np.nansum,))
@@ -1298,7 +1303,8 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, **kw):
     """
     _check_kw("nanmean", dict(kw, out=out, dtype=dtype))
     a = _t(a)
-    count = replayed(lambda v: own(np.sum(~np.isnan(v), axis=_axis_arg(axis), keepdims=bool(keepdims)).astype(v.dtype)), a)
+    count = replayed(lambda v: own(np.asarray(np.sum(~np.isnan(v), axis=_axis_arg(axis), keepdims=bool(keepdims)),
+                                              dtype=v.dtype)), a)
     return nansum(a, axis=axis, keepdims=keepdims) / count
 
 
