@@ -1737,8 +1737,8 @@ def _idle_zero_lines(info) -> tuple[list[str], list[str]]:
     return [f"WARNING: forward reads {joined_and(names)}, but on this input its output does not move with "
             f"{'it' if one else 'them'}, and backward writes 0 for {joined_and(grads)}: 0 against 0 checks nothing, "
             f"so {'its gradient is' if one else 'their gradients are'} NOT checked, nor the backward path they "
-            "share (an input whose gradient is 0 everywhere in the table is on that path too: e.g. an attention whose "
-            "mask leaves each query one key does not depend on its queries and keys). Check at an input where they "
+            "share (an input whose gradient is 0 everywhere in the table is on that path too: e.g. the queries and "
+            "keys of an attention where each query sees one key). Check at an input where they "
             "move the output (a batch of at least 2, another --seed)."], names
 
 
