@@ -4,7 +4,6 @@ compared by :func:`gradcheck.compare.compare` into a :class:`~gradcheck.result.C
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import functools
 import inspect
@@ -36,7 +35,7 @@ from .compare import (
     swamped_by,
 )
 from .config import MODES, CheckConfig, mode_word, training_modes
-from .errors import GradientShapeError, StudentCodeError, TwinError, UsageError
+from .errors import GradientShapeError, TwinError, UsageError
 from .numerical import (
     default_eps,
     directional_derivatives,

@@ -117,13 +117,15 @@ def test_switching_the_counter_off_fails_the_policy(tmp_path):
             layer.backward(np.ones((2, 3)))
 
 
-@pytest.mark.parametrize("source, score", [(CHEAT, 3.0), (SOLUTION, 7.0)])
+@pytest.mark.parametrize("source, score", [(CHEAT, 2.0), (SOLUTION, 7.0)])
 def test_the_marker_fails_only_the_marked_test(tmp_path, source, score):
     r, data = graded(tmp_path, source)
     assert r.score == pytest.approx(score), data
-    if source is CHEAT:
+    if source is CHEAT:  # the marked test's 4 points; and since session 40 dX (1 of the unmarked test's 3): central
+        # differences with h = 1e-5 at X + 1000 (the grader's large-input probe) lose that precision
         failed = [t for t in data["tests"] if t["status"] == "failed"]
-        assert [t["max_score"] for t in failed] == [4.0] and "called Linear.forward" in shown(failed[0]["output"])
+        assert [t["max_score"] for t in failed] == [3.0, 4.0] and "called Linear.forward" in shown(failed[1]["output"])
+        assert "at X + 1000" in shown(failed[0]["output"]) and "`dW`: ok" in shown(failed[0]["output"])
 
 
 #: redteam25 H1: one line that took the policy's count away, each with the count or message it now gives

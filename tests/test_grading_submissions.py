@@ -387,8 +387,10 @@ def test_a_file_at_the_top_of_a_batch_is_listed_without_a_row_whether_or_not_it_
 def test_a_rerun_skips_the_refused_links_without_reading_their_targets(wide, monkeypatch):
     S, out, _, _ = wide
     walked = []
-    real_walk = os.walk
+    real_walk, real_fwalk = os.walk, os.fwalk  # (the digest walks by directory descriptors: os.fwalk)
     monkeypatch.setattr(os, "walk", lambda top, *a, **k: (walked.append(os.fspath(top)), real_walk(top, *a, **k))[1])
+    monkeypatch.setattr(os, "fwalk", lambda top=".", *a, **k: (walked.append(os.fspath(top)),
+                                                               real_fwalk(top, *a, **k))[1])
     again = grade_batch(S, TESTS, out, workers=2, progress=False, plot=False)
     assert {r.status for r in again.submissions} == {"skipped"} and not again.changed
     tops = {os.path.relpath(w, S) for w in walked if os.path.dirname(w) == str(S)}

@@ -153,8 +153,10 @@ def test_the_policy_counts_calls_of_a_copy_of_forwards_code(tmp_path, how):
     (tmp_path / "tests" / "test_policy.py").write_text(TESTS)
     r = grade_submission(tmp_path / "sub", tmp_path / "tests", tmp_path / "out", timeout=10.0)
     data = json.loads(Path(r.results_path).read_text())
-    assert r.score == 3.0, data  # the unmarked test's 3 points: the copy's numbers are right
-    (failed,) = [t for t in data["tests"] if t["status"] == "failed"]
+    assert r.score == 2.0, data  # the unmarked test's dW and db: the copy's numbers are right, but central differences
+    # at X + 1000 (the grader's large-input probe, session 40) lose dX's precision
+    plain, failed = [t for t in data["tests"] if t["status"] == "failed"]
+    assert plain["max_score"] == 3.0 and "at X + 1000" in " ".join(shown(plain["output"]).split())
     assert failed["max_score"] == 4.0 and "Linear.backward called Linear.forward 76 time(s)" in \
         " ".join(shown(failed["output"]).split())
 
