@@ -993,7 +993,20 @@ class Sequential(Model):
 
     @variables.setter
     def variables(self, value):
-        """Ignored: a container's variables are its layers' (Layer.__init__ assigns {})."""
+        """Only ``{}`` (``Layer.__init__``'s): a container's variables are its layers'.
+
+        Raises
+        ------
+        TypeError
+            For any other value: assigning it would change nothing (verify41 M3); as
+            ``keras.Sequential.variables``, which has no setter.
+        """
+        if value:
+            raise TypeError(
+                f"{type(self).__name__}.variables cannot be assigned: a Sequential's variables are its "
+                "layers'. To copy a model use b.set_weights(a.get_weights()); to change one weight, "
+                "assign into its Variable (b.variables['0.W'].assign(value))"
+            )
 
     def call(self, x, training=False):
         """Run ``x`` through every layer in order; returns the last output (a Tensor).
