@@ -484,6 +484,14 @@ class _Trace:
         self.steps.append(("produce", make, ins, s))
         return out
 
+    def same_value(self, src, out):
+        """``out`` (a new Tensor: stop_gradient's) holds ``src``'s value: at each replay, the value ``src`` has then.
+        No gradient flows from ``out`` to ``src``: the plans are made from the tapes, where ``out`` is a cut."""
+        ins = [self.spec(src, src._value if isinstance(src, Tensor) else src, "autoprop.stop_gradient")]
+        s = self.new_slot()
+        self.slot[out._key] = s
+        self.steps.append(("produce", _itself, ins, s))
+
     def effect(self, fn, tensors):
         ins = [self.spec(t, t._value if isinstance(t, Tensor) else t, "a layer's replayed effect")
                if isinstance(t, (Tensor, np.ndarray)) else ("c", t) for t in tensors]
@@ -700,6 +708,10 @@ def _same(a, b):
     if type(a) is not tuple or type(b) is not tuple or len(a) != len(b):
         return False
     return all(_same(x, y) for x, y in zip(a, b))
+
+
+def _itself(value):
+    return value
 
 
 def _values(ins, env):

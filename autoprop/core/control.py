@@ -53,10 +53,13 @@ def stop_gradient(x):
     Tensor
         Same value, shape and dtype (no copy: Tensors are immutable).
     """
+    given = x
     x = x if isinstance(x, Tensor) else Tensor(x)
     out = Tensor._wrap(x._value)
     if _RECORDING:
         note_cut("stop_gradient", "stop_gradient() by design", (x,), (out,))
+    if _tape.tracing():  # autoprop.function: the replay passes x's value on (verify41 M1)
+        _tape._TRACERS[-1].same_value(given, out)
     return out
 
 
