@@ -12,6 +12,7 @@ session 30). Usage::
 
     python benchmarks/ab_step.py --base main                 # wall clock, 2,000 repeats
     python benchmarks/ab_step.py --base main --clock cpu     # this thread's CPU time
+    python benchmarks/ab_step.py --base main --clock cpu --block 10   # turns of 10 steps, as train_step.py
 """
 
 from __future__ import annotations
@@ -52,6 +53,9 @@ def main(argv=None):
     parser.add_argument("--base", required=True, help="the git revision to compare with (main, HEAD~1, ...)")
     parser.add_argument("--repeats", type=int, default=2000)
     parser.add_argument("--clock", choices=sorted(CLOCK), default="wall")
+    parser.add_argument("--block", type=int, default=1,
+                        help="steps of one engine a turn, the first untimed (train_step.py's --block; default 1: "
+                             "one timed step a turn, each after another engine's)")
     args = parser.parse_args(argv)
     if args.repeats < 1:
         parser.error("--repeats must be at least 1")
@@ -62,8 +66,8 @@ def main(argv=None):
     trees = {"base": (sys.modules["manualprop_base"], sys.modules["autoprop_base"]), "this": (manualprop, autoprop)}
     differ = []
     with one_blas_thread():
-        print(f"BLAS: {blas_kernel()}; medians of {args.repeats} interleaved steps ({args.clock} clock); "
-              f"base: {args.base}")
+        print(f"BLAS: {blas_kernel()}; medians of {args.repeats} interleaved steps ({args.clock} clock, turns of "
+              f"{args.block}); base: {args.base}")
         print(f"  {'step':<16}{'plain numpy':>12}{'manual base':>13}{'this':>9}{'this/base':>11}"
               f"{'auto base':>11}{'this':>9}{'this/base':>11}   (ratios to plain numpy)")
         for sizes, batch in (((64, 32, 10), 16), ((64, 256, 10), 64)):
@@ -74,7 +78,7 @@ def main(argv=None):
                 engines[f"manual {tree}"] = manual_step(mp, w0, X, y)
                 engines[f"auto {tree}"] = mlp_steps(ap, sizes, batch)[1:]  # (tape_ops' autoprop step)
             med = dict(zip(engines, interleaved([f for f, _ in engines.values()], args.repeats,
-                                                clock=CLOCK[args.clock])))
+                                                clock=CLOCK[args.clock], block=args.block)))
             for track in ("manual", "auto"):
                 a, b = engines[f"{track} base"][1](), engines[f"{track} this"][1]()
                 if not all(np.array_equal(p, q) for p, q in zip(a, b)):

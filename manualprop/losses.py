@@ -13,6 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._extremes import ROWS as _ROWS  # noqa: F401  (the row indices by batch size: shared with autoprop's loss)
+from ._extremes import ROWS_MAX as _ROWS_MAX  # noqa: F401
+from ._extremes import rows as _rows
 from ._validation import (
     Where,
     check_array,
@@ -34,24 +37,6 @@ __all__ = [
     "MulticlassHinge",
     "SoftmaxCrossEntropy",
 ]
-
-
-#: ``np.arange(n)`` by batch size ``n``, read-only: the row index of a label gather
-#: (``shifted[rows, y]``), made once per batch size instead of on every call (about 0.25 us a
-#: call at a batch of 16, twice a step; issue 15). Cleared when it grows large.
-_ROWS: dict = {}
-_ROWS_MAX = 64
-
-
-def _rows(n: int) -> np.ndarray:
-    """``np.arange(n)`` (int64, read-only), kept in ``_ROWS``: the same indices, never written."""
-    rows = _ROWS.get(n)
-    if rows is None:
-        if len(_ROWS) >= _ROWS_MAX:
-            _ROWS.clear()
-        rows = _ROWS[n] = np.arange(n)
-        rows.flags.writeable = False
-    return rows
 
 
 class Loss:

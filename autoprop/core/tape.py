@@ -760,7 +760,7 @@ def _record(tape, prim, args, vals, kwargs, out, shared):
             elif (
                 tape._watch_accessed
                 and type(a) is Variable
-                and a.trainable
+                and a._trainable  # (the property's slot, read without its frame)
                 and a._value.dtype.kind in "fc"
                 and vjps[i] is not None
             ):

@@ -13,11 +13,11 @@ import math
 
 import numpy as np
 
-from manualprop._extremes import squares_finite  # (a kernel: numpy only)
+from manualprop._extremes import rows, squares_finite  # (kernels: numpy only)
 
 from ..observe import own
 from ..registry import PRIMITIVES, defcomposite, defnondiff, defprim, linear_jvp
-from ..tape import WithSaved
+from ..tape import _F64, WithSaved
 from ..tensor import _EXTRA, _RECORDING, Tensor
 from ._common import (
     REDUCED,
@@ -288,11 +288,13 @@ cumsum = defprim(
 
 
 def _label_index(labels):
-    """Index of the label entries: (rows..., labels) -- plain fancy indexing (fast)."""
+    """Index of the label entries: (rows..., labels) -- plain fancy indexing (fast). For a batch of
+    labels (1-D) the rows are ``np.arange(n)`` made once per batch size (read-only, shared with
+    manualprop's loss: ``manualprop._extremes.rows``), not on every record and VJP."""
     if type(labels) is not np.ndarray:
         labels = np.asarray(labels)
     return (*np.indices(labels.shape, sparse=True), labels) if labels.ndim != 1 else \
-        (np.arange(labels.shape[0]), labels)
+        (rows(labels.shape[0]), labels)
 
 
 def _row_max(logits):
@@ -383,11 +385,14 @@ def _sparse_ce_mean_fwd(logits, labels):
 
 def _sparse_ce_mean_vjp(g, ans, logits, labels, saved=None):
     d = _softmax_minus_onehot(logits, labels, saved if type(logits) is np.ndarray else None)
-    scale = g / (labels.size if type(labels) is np.ndarray else np.size(labels))  # (np.size: a Python frame)
+    n = labels.size if type(labels) is np.ndarray else np.size(labels)  # (np.size: a Python frame)
     if type(g) is np.ndarray and type(d) is np.ndarray and g.dtype == d.dtype:
-        d *= scale  # plain backward: d is ours, scaled in place
+        if g.dtype is _F64 and not g.ndim:  # the usual seed, a 0-d float64: g / n as a Python float, the
+            d *= float(g) / n  # same division and products without two ufunc calls on 0-d arrays
+        else:
+            d *= g / n  # plain backward: d is ours, scaled in place
         return d
-    return scale * d
+    return (g / n) * d
 
 
 sparse_softmax_cross_entropy_mean = defprim(
