@@ -1310,7 +1310,8 @@ def shared_memory_lines(info: dict[str, Any], res) -> list[str]:
 
 def _twin(args, obj, kind: str, init):
     """``--twin``: ``(autoprop's class of the same name, built, or None, why None)``; ``(None, "")`` without it.
-    ``--twin-init`` (JSON) builds it with those arguments of its own, not those read from ``init`` (``--init``)."""
+    ``--twin-init`` (JSON) gives it arguments of its own, over those read from ``init`` (``--init``) and the layer
+    (verify41 M2); ``--reference-init`` is used as given (:func:`build_reference`: staff pin the reference)."""
     own = getattr(args, "twin_init", None)
     if own is not None and not args.twin:
         raise UsageError("--twin-init gives the arguments of the --twin (autoprop's class of the same name): add "

@@ -897,7 +897,7 @@ def _add_engine_options(c) -> None:
                         "mode where your forward is random: the twin draws its own mask; --tape uses yours)")
     c.add_argument("--twin-init", metavar="JSON", help="the --twin's own constructor kwargs as a JSON object, when "
                    "its arguments are not your class's, e.g. '{\"normalized_shape\": 4}' for a LayerNorm(D) "
-                   "(default: from --init and the layer's attributes)")
+                   "(the others: from --init and the layer's attributes, as without it)")
     c.add_argument("--tape", action="store_true",
                    help="also run YOUR forward on autoprop tensors (numpy calls are recorded by the tape) and "
                         "compare the tape's gradients with your backward and with numerical ones (tape~num, "

@@ -1043,11 +1043,16 @@ SYNONYMS = {"negative_slope": ("alpha", "slope", "leak", "leakiness"),
 
 
 def constructor_kwargs(cls: type, obj: Any, init: Mapping[str, Any] | None, owner: str,
-                       what: str = "autoprop twin") -> dict[str, Any]:
+                       what: str = "autoprop twin", own: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Constructor kwargs for ``cls`` (the twin or the reference) matching the checked layer ``obj``: each
     parameter (not ``rng``/``name``) from ``init`` by its name or a :data:`SYNONYMS` name, else ``obj``'s
     attribute of such a name, else its default. TwinError for a required one found nowhere, or an unknown one.
+
+    ``own`` (``--twin-init``): ``cls``'s own arguments, given over those found so for the rest (verify41 M2: a twin given only ``normalized_shape`` took its default ``eps``, not the layer's
+    ``self.eps``); then nothing is required and ``init``'s other names are the checked class's, not errors.
     """
+    if own is not None:
+        return {**_settings_found(cls, obj, dict(init or {}), skip=own), **own}
     init, kwargs, used = dict(init or {}), {}, set()
     try:
         ps = list(inspect.signature(cls).parameters.values())
@@ -1077,6 +1082,25 @@ def constructor_kwargs(cls: type, obj: Any, init: Mapping[str, Any] | None, owne
             f"{', '.join(p.name for p in ps) or 'nothing'}).",
             _own_kwargs_advice(cls, ps, what)))
     return kwargs
+
+
+def _settings_found(cls: type, obj: Any, init: dict[str, Any], skip: Mapping[str, Any]) -> dict[str, Any]:
+    """The arguments of ``cls`` not in ``skip`` found in ``init`` or as ``obj``'s attributes (by name or a
+    :data:`SYNONYMS` name), as :func:`constructor_kwargs` reads them; those found nowhere are left out (defaults)."""
+    try:
+        ps = inspect.signature(cls).parameters.values()
+    except (TypeError, ValueError):
+        return {}
+    out = {}
+    for p in ps:
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) or p.name in ("rng", "name") or p.name in skip:
+            continue
+        names = (p.name, *SYNONYMS.get(p.name, ()))
+        if (found := next((n for n in names if n in init), None)) is not None:
+            out[p.name] = init[found]
+        elif (found := next((n for n in names if _has(obj, n)), None)) is not None:
+            out[p.name] = getattr(obj, found)
+    return out
 
 
 def _own_kwargs_advice(cls: type, ps: list, what: str) -> str:
@@ -1111,7 +1135,7 @@ def build_twin(obj: Any, kind: str = "layer", init: Mapping[str, Any] | None = N
     ``(twin or None, why not)``; a container gets its children's twins. TwinError when it cannot be built.
 
     ``init``: the checked class's constructor arguments, read for the twin by :func:`constructor_kwargs`; ``own``
-    (``--twin-init``): the twin's own constructor arguments, used as they are instead.
+    (``--twin-init``): the twin's own constructor arguments, given over those read so for the rest.
     """
     owner = type(obj).__name__
     try:
@@ -1128,7 +1152,7 @@ def build_twin(obj: Any, kind: str = "layer", init: Mapping[str, Any] | None = N
     children = getattr(obj, "layers", None)
     try:
         if own is not None:
-            twin = cls(**own)
+            twin = cls(**constructor_kwargs(cls, obj, init, owner, own=own))
         elif varpos and init is None and isinstance(children, Sequence):
             sub = []
             for child in children:
