@@ -61,3 +61,42 @@ def test_the_weights_alone_leave_the_state_and_say_so():
     with pytest.raises(ValueError, match=r"value 5 for state BatchNorm1D.running_var has shape \(4,\); "
                                          r"the state's shape is \(3,\)"):
         b.set_weights(got[:5] + [np.ones(4)])
+
+
+# --- verify41 H2: compile(metrics=["accuracy"]) on a binary classifier reported the share of label 0 ---
+
+import manualprop as mp  # noqa: E402
+from manualprop.training import accuracy  # noqa: E402
+
+_X = np.random.default_rng(0).standard_normal((40, 4))
+
+
+@pytest.mark.parametrize("package", ["manualprop", "autoprop"])
+def test_evaluate_accuracy_of_a_binary_classifier_is_the_share_classified_right(package):
+    y = np.random.default_rng(1).integers(0, 2, (40, 1)).astype(float)
+    if package == "manualprop":
+        model = mp.Sequential(mp.Linear(4, 1, rng=0))
+        model.compile("sgd", mp.BinaryCrossEntropyWithLogits(), metrics=["accuracy"])
+        logits = model.forward(_X)
+    else:
+        model = ap.Sequential([L.Linear(4, 1, rng=0)])
+        model.compile("sgd", ap.losses.BinaryCrossEntropyWithLogits(), metrics=["accuracy"])
+        logits = model.predict(_X)
+    by_hand = np.mean((logits > 0) == (y == 1))
+    assert by_hand != np.mean(y == 0)  # the number reported before: the share of label 0 (0.325 here)
+    assert model.evaluate(_X, y, verbose=0, return_dict=True)["accuracy"] == pytest.approx(by_hand, abs=1e-12)
+
+
+def test_accuracy_reads_labels_one_hot_and_multi_label_targets_or_names_the_shapes():
+    rng = np.random.default_rng(2)
+    logits, labels = rng.standard_normal((12, 3)), rng.integers(0, 3, 12)
+    want = np.mean(logits.argmax(axis=1) == labels)
+    assert accuracy(labels, logits) == want
+    assert accuracy(labels[:, None], logits) == want  # (N, 1) labels, as Keras's sparse accuracy
+    assert accuracy(np.eye(3)[labels], logits) == want  # one-hot: categorical accuracy
+    targets = rng.integers(0, 2, (12, 3))  # multi-label 0/1 targets of a binary cross-entropy: entry by entry
+    assert accuracy(targets, logits, loss=mp.BinaryCrossEntropyWithLogits()) == np.mean((logits > 0) == targets)
+    assert accuracy(targets[:, 0], logits[:, :1]) == np.mean((logits[:, 0] > 0) == targets[:, 0])
+    with pytest.raises(ValueError, match=r"accuracy: targets of shape \(12, 3\) beside logits of shape \(12, 3\); "
+                                         r"expected integer labels of shape \(12,\) or one-hot targets"):
+        accuracy(rng.standard_normal((12, 3)), logits)  # regression targets: no accuracy
