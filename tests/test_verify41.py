@@ -100,3 +100,37 @@ def test_accuracy_reads_labels_one_hot_and_multi_label_targets_or_names_the_shap
     with pytest.raises(ValueError, match=r"accuracy: targets of shape \(12, 3\) beside logits of shape \(12, 3\); "
                                          r"expected integer labels of shape \(12,\) or one-hot targets"):
         accuracy(rng.standard_normal((12, 3)), logits)  # regression targets: no accuracy
+
+
+# --- verify41 H3: PyTorch's rnn(x, h0) bound h0 to `training` and ran from a zero state, silently ---
+
+_rs = np.random.default_rng(3)
+_XR, _H0, _C0 = _rs.standard_normal((2, 4, 3)), _rs.standard_normal((2, 5)), _rs.standard_normal((2, 5))
+_XT, _MASK = _rs.standard_normal((2, 4, 6)), np.triu(np.ones((4, 4), bool), 1)
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: mp.RNN(3, 5, rng=0).forward(_XR, _H0),
+     r"RNN\(input_size=3, hidden_size=5\).forward: training must be True or False; got ndarray of shape \(2, 5\); "
+     r"the initial state is keyword-only: forward\(X, h0=h0\)"),
+    (lambda: mp.GRU(3, 5, rng=0).forward(_XR, _H0), r"GRU.*got ndarray of shape \(2, 5\).*forward\(X, h0=h0\)"),
+    (lambda: mp.LSTM(3, 5, rng=0).forward(_XR, (_H0, _C0)), r"LSTM.*got a tuple of 2.*forward\(X, h0=h0, c0=c0\)"),
+    (lambda: mp.TransformerBlock(6, 2, 8, rng=0).forward(_XT, _MASK), r"TransformerBlock.*a mask is not an argument"),
+    (lambda: mp.MultiHeadAttention(6, 2, rng=0).forward(_XT, _MASK), r"MultiHeadAttention.*a mask is not an argument"),
+    (lambda: ap.layers.GRU(3, 5, rng=0)(_XR, _H0), r"GRU.*__call__: training must be True or False; got ndarray"),
+    (lambda: ap.layers.LSTM(3, 5, rng=0)(_XR, (_H0, _C0)), r"LSTM.*__call__: .*got a tuple of 2.*keyword-only"),
+])
+def test_a_state_or_mask_in_the_place_of_training_is_refused(call, message):
+    with pytest.raises(TypeError, match=message):  # before: the zero-state (or unmasked) output, no word
+        call()
+
+
+def test_the_state_by_keyword_and_a_positional_bool_still_run():
+    g = mp.GRU(3, 5, rng=0)
+    assert not np.array_equal(g.forward(_XR, h0=_H0), g.forward(_XR))  # the state matters: the refusal guards a change
+    np.testing.assert_array_equal(g.forward(_XR, True), g.forward(_XR, training=True))
+    a = ap.layers.GRU(3, 5, rng=0)
+    for k, v in a.variables.items():
+        v.assign(g.params[k])
+    np.testing.assert_allclose(a(_XR, h0=_H0).numpy(), g.forward(_XR, h0=_H0), rtol=1e-12, atol=1e-14)
+    assert a(_XR, 1).shape == (2, 4, 5)

@@ -15,6 +15,7 @@ from manualprop._validation import (
     check_array,
     check_init_keywords,
     check_keywords,
+    check_training,
     float_ss,
 )
 from manualprop.init import keras_initial_value
@@ -287,6 +288,9 @@ class Layer:
     #: parameters, written once (``manualprop``); the twin only adds ``call``.
     manual_class = None
 
+    #: What check_training adds when ``training`` is not a bool (a recurrent layer's keyword-only state).
+    _training_hint = ""
+
     #: Whether ``call`` takes ``training=`` (set per class by ``__init_subclass__``).
     _call_takes_training = True
 
@@ -405,6 +409,8 @@ class Layer:
             stack = _CALL_CONTEXT.training = []
         if training is None:
             training = stack[-1] if stack else self._call_training_default
+        else:  # an array or a tuple here is PyTorch's positional state or mask (gru(x, h0)): refused, not read as True
+            check_training(training, f"{self!r}.__call__", self._training_hint)
         if _TRACERS:  # autoprop.function: its lists and dicts of layers compared at each call (_layout)
             _TRACERS[-1].layer_called(self, _layout)
         if not self.__dict__.get("built", True):
