@@ -655,6 +655,40 @@ def check_class_targets(y_true, where: str, *, n_samples: int, n_classes: int, d
     raise TypeError(f"{where}: y_true must be {expected}; got dtype {y.dtype}")
 
 
+#: check_training's hint for an attention layer or block given PyTorch's positional mask.
+MASK_HINT = "; a mask is not an argument: build the layer with causal=True for a causal mask"
+
+
+def check_training(training, where: str, hint: str = "") -> None:
+    """Refuse a ``training`` flag that is not a bool (nor None, 0 or 1, a 0-d bool array).
+
+    An array, tuple or list there is PyTorch's positional state or mask (``gru(x, h0)``,
+    ``lstm(x, (h0, c0))``, ``layer(x, src_mask)``): bound to ``training``, it would switch the
+    mode by its truth and be dropped, the layer running from a zero state or without the mask
+    (verify41 H3). ``hint`` says where the value belongs (``"; the initial state is keyword-only:
+    forward(X, h0=h0)"``).
+
+    Raises
+    ------
+    TypeError
+        Naming ``where``, what came (its type and shape) and ``hint``.
+    """
+    if training is None or isinstance(training, (bool, np.bool_)):
+        return
+    if isinstance(training, (int, np.integer)) and training in (0, 1):
+        return
+    if isinstance(training, np.ndarray) and training.shape == () and training.dtype == bool:
+        return
+    shape = getattr(training, "shape", None)
+    if shape is not None:
+        got = f"{type(training).__name__} of shape {format_shape(tuple(shape))}"
+    elif isinstance(training, (tuple, list)):
+        got = f"a {type(training).__name__} of {len(training)}"
+    else:
+        got = f"{type(training).__name__} {training!r}"[:80]
+    raise TypeError(f"{where}: training must be True or False; got {got}{hint}")
+
+
 def check_positive_int(value, name: str, where: str) -> int:
     """Return ``value`` as int if it is an integer >= 1 (bool rejected)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):

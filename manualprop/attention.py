@@ -19,7 +19,13 @@ import math
 
 import numpy as np
 
-from ._validation import check_array, check_float_dtype, check_positive_int
+from ._validation import (
+    MASK_HINT,
+    check_array,
+    check_float_dtype,
+    check_positive_int,
+    check_training,
+)
 from .init import attention_params
 from .layers import Layer
 
@@ -118,6 +124,7 @@ class ScaledDotProductAttention(Layer):
 
     def forward(self, Q, K, V, training=False):
         """``softmax(Q K^T / sqrt(d) + mask) V``; see the class docstring for shapes."""
+        check_training(training, self._where("forward"), MASK_HINT)
         Q, K, V = self._inputs(Q, K, V)
         scale = 1.0 / math.sqrt(Q.shape[-1])
         S = (Q @ np.swapaxes(K, -1, -2)) * scale
@@ -239,6 +246,7 @@ class MultiHeadAttention(Layer):
 
     def forward(self, X, training=False):
         """Self-attention of X (N, T, E) -> Y (N, T, E)."""
+        check_training(training, self._where("forward"), MASK_HINT)
         X = check_array(
             X, self._where("forward"), shape=("batch", "time", self.embed_dim), dtype=self.dtype,
             nonempty=True,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validation import check_array, check_float_dtype, check_positive_int
+from ._validation import check_array, check_float_dtype, check_positive_int, check_training
 from .init import recurrent_params
 from .layers import Layer, _sech2, _sigmoid, _sigmoid_and_grad
 
@@ -45,9 +45,12 @@ class _Recurrent(Layer):
             s += f", dtype={self.dtype}"
         return s
 
-    def _inputs(self, X, states):
-        """Check X (N, T, D) and each initial state (N, H) (zeros when None)."""
+    def _inputs(self, X, states, training=False):
+        """Check X (N, T, D), ``training`` (a bool: PyTorch's positional ``rnn(x, h0)`` would bind h0 there) and
+        each initial state (N, H) (zeros when None)."""
         where = self._where("forward")
+        check_training(training, where, "; the initial state is keyword-only: forward(X, "
+                       + ", ".join(f"{n}={n}" for n in states) + ")")
         X = check_array(
             X, where, shape=("batch", "time", self.input_size), dtype=self.dtype,
             nonempty=True,
@@ -148,7 +151,7 @@ class RNN(_Recurrent):
 
     def forward(self, X, training=False, *, h0=None):
         """Run the cell over time; X (N, T, D), h0 (N, H) or None -> Y (N, T, H)."""
-        X, (h,) = self._inputs(X, {"h0": h0})
+        X, (h,) = self._inputs(X, {"h0": h0}, training)
         W_hh = self.params["W_hh"]
         N, T, _ = X.shape
         # the input projection of every step at once: (N, T, H); step t adds
@@ -265,7 +268,7 @@ class LSTM(_Recurrent):
 
     def forward(self, X, training=False, *, h0=None, c0=None):
         """Run the cell over time; X (N, T, D), h0/c0 (N, H) or None -> Y (N, T, H)."""
-        X, (h, c) = self._inputs(X, {"h0": h0, "c0": c0})
+        X, (h, c) = self._inputs(X, {"h0": h0, "c0": c0}, training)
         H = self.hidden_size
         W_hh = self.params["W_hh"]
         N, T, _ = X.shape
@@ -405,7 +408,7 @@ class GRU(_Recurrent):
 
     def forward(self, X, training=False, *, h0=None):
         """Run the cell over time; X (N, T, D), h0 (N, H) or None -> Y (N, T, H)."""
-        X, (h,) = self._inputs(X, {"h0": h0})
+        X, (h,) = self._inputs(X, {"h0": h0}, training)
         H = self.hidden_size
         W_hh, b_hh = self.params["W_hh"], self.params["b_hh"]
         N, T, _ = X.shape

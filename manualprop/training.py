@@ -66,20 +66,49 @@ class History:
         return f"History(epochs={len(self.epoch)}, last={last})"
 
 
-def accuracy(y_true, logits) -> float:
-    """Fraction of rows whose largest logit is at the integer label.
+def accuracy(y_true, logits, loss=None) -> float:
+    """Fraction of the predictions that are right, read from the logits as Keras's ``"accuracy"``.
+
+    Integer labels of shape ``logits.shape[:-1]``: the largest logit is at the label. One-hot (or
+    probability) targets of the logits' shape: its largest logit is at the target's largest entry
+    (Keras's categorical accuracy). A binary classifier, a single logit per example (``logits`` of
+    shape (N,) or (N, 1)) or ``loss`` a ``BinaryCrossEntropyWithLogits`` (multi-label targets of the
+    logits' shape): each logit is a prediction, positive above 0 (our losses take logits, so 0 is
+    probability 1/2), compared with the 0/1 targets entry by entry (Keras's binary accuracy). An
+    argmax over a single logit would be 0 for every example: the share of label 0 (verify41 H2).
 
     Parameters
     ----------
-    y_true : ndarray of int, shape (N,)
-    logits : ndarray, shape (N, C)
+    y_true : ndarray
+        Integer labels (N,), one-hot targets (N, C), or 0/1 targets of a binary classifier.
+    logits : ndarray, shape (N, C), (N, 1) or (N,)
+    loss : loss object, optional
+        The compiled loss; a ``BinaryCrossEntropyWithLogits`` makes the accuracy binary.
 
     Returns
     -------
     float in [0, 1]
+
+    Raises
+    ------
+    ValueError
+        Targets whose shape is none of the above, named with the logits' shape.
     """
-    logits = np.asarray(logits)
-    return float(np.mean(np.argmax(logits, axis=-1) == np.asarray(y_true)))
+    logits, y = np.asarray(logits), np.asarray(y_true)
+    binary = type(loss).__name__ == "BinaryCrossEntropyWithLogits" or logits.ndim == 1 or logits.shape[-1] == 1
+    if binary:
+        if y.size == logits.size and y.shape != logits.shape:
+            y = y.reshape(logits.shape)  # labels (N,) beside logits (N, 1), or the other way
+        if y.shape == logits.shape:
+            return float(np.mean((logits > 0) == (y > 0.5)))
+    elif y.shape in (logits.shape[:-1], logits.shape[:-1] + (1,)):  # labels (N,) or (N, 1), as Keras's
+        return float(np.mean(np.argmax(logits, axis=-1) == y.reshape(logits.shape[:-1])))
+    elif y.shape == logits.shape and np.all(y >= 0) and np.allclose(y.sum(axis=-1), 1.0):
+        return float(np.mean(np.argmax(logits, axis=-1) == np.argmax(y, axis=-1)))
+    kind = "0/1 targets of the logits' shape" if binary else (
+        f"integer labels of shape {logits.shape[:-1]} or one-hot targets of shape {logits.shape} "
+        "(rows of non-negative entries summing to 1)")
+    raise ValueError(f"accuracy: targets of shape {y.shape} beside logits of shape {logits.shape}; expected {kind}")
 
 
 #: Keras's optimizer identifiers and the classes they name (defaults as in manualprop.optim).

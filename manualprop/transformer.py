@@ -18,7 +18,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validation import check_array, check_float_dtype, check_positive_int, check_scalar
+from ._validation import (
+    MASK_HINT,
+    check_array,
+    check_float_dtype,
+    check_positive_int,
+    check_scalar,
+    check_training,
+)
 from .attention import MultiHeadAttention
 from .containers import Sequential, flat_dict
 from .embedding import Embedding
@@ -158,6 +165,7 @@ class TransformerBlock(Layer):
 
     def forward(self, X, training=False):
         """The block on X (N, T, E) -> Y (N, T, E); see the class docstring."""
+        check_training(training, self._where("forward"), MASK_HINT)
         X = check_array(
             X, self._where("forward"), shape=("batch", "time", self.embed_dim), dtype=self.dtype,
             nonempty=True,

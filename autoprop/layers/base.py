@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import inspect
 import threading
+import warnings
 
 import numpy as np
 
@@ -14,6 +15,7 @@ from manualprop._validation import (
     check_array,
     check_init_keywords,
     check_keywords,
+    check_training,
     float_ss,
 )
 from manualprop.init import keras_initial_value
@@ -286,6 +288,9 @@ class Layer:
     #: parameters, written once (``manualprop``); the twin only adds ``call``.
     manual_class = None
 
+    #: What check_training adds when ``training`` is not a bool (a recurrent layer's keyword-only state).
+    _training_hint = ""
+
     #: Whether ``call`` takes ``training=`` (set per class by ``__init_subclass__``).
     _call_takes_training = True
 
@@ -404,6 +409,8 @@ class Layer:
             stack = _CALL_CONTEXT.training = []
         if training is None:
             training = stack[-1] if stack else self._call_training_default
+        else:  # an array or a tuple here is PyTorch's positional state or mask (gru(x, h0)): refused, not read as True
+            check_training(training, f"{self!r}.__call__", self._training_hint)
         if _TRACERS:  # autoprop.function: its lists and dicts of layers compared at each call (_layout)
             _TRACERS[-1].layer_called(self, _layout)
         if not self.__dict__.get("built", True):
@@ -634,52 +641,85 @@ class Layer:
         ``layer.weights``, the list beside :attr:`variables` (a dict here, as manualprop's ``params``)."""
         return self._all_variables()
 
+    #: Names of array attributes that are state, not weights (PyTorch's buffers: :class:`BatchNorm1D`'s
+    #: ``running_mean``/``running_var``), which :meth:`get_weights` lists after the weights.
+    _state_names = ()
+
+    def _states(self):
+        """``(layer, name)`` of every state array (:attr:`_state_names`) of the layer and its sub-layers,
+        in an order fixed by the architecture (the same for two models built alike)."""
+        return [(layer, n) for layer in (self, *_layers_within(self)) for n in layer._state_names]
+
     def get_weights(self):
-        """Keras's ``get_weights``: the values of :attr:`weights`, in its order.
+        """Keras's ``get_weights``: the values of :attr:`weights`, in its order, then those of the
+        state arrays (a :class:`BatchNorm1D`'s or :class:`BatchNorm2D`'s ``running_mean`` and
+        ``running_var``: PyTorch's buffers, not Variables), so that ``b.set_weights(a.get_weights())``
+        copies ``a``'s inference output as well (verify41 H1; Keras's ``BatchNormalization`` keeps its
+        statistics as weights, listed among them).
 
         Returns
         -------
         list of ndarray
             Copies (a later update of the layer does not change them).
         """
-        return [v.numpy() for v in self.weights]
+        return ([v.numpy() for v in self.weights]
+                + [np.array(getattr(layer, n), copy=True) for layer, n in self._states()])
 
     def set_weights(self, weights):
         """Keras's ``set_weights``: assign each of :attr:`weights` its value from ``weights``.
 
-        ``b.set_weights(a.get_weights())`` copies ``a`` into ``b`` (a ``BatchNormalization``'s
-        moving statistics too: they are weights, as Keras's).
+        ``b.set_weights(a.get_weights())`` copies ``a`` into ``b``: a ``BatchNormalization``'s
+        moving statistics too (they are weights, as Keras's), and a ``BatchNorm1D``'s or
+        ``BatchNorm2D``'s running statistics (state, PyTorch's buffers), which :meth:`get_weights`
+        lists after the weights. Given the weights alone (as many values as :attr:`weights`), that
+        state is left as it was, and a ``UserWarning`` names it.
 
         Parameters
         ----------
         weights : sequence of array_like
-            One value per weight, in the order of :attr:`weights`, each of its shape.
+            One value per weight, in the order of :attr:`weights`, each of its shape, then,
+            optionally, one per state array, in :meth:`get_weights`'s order.
 
         Raises
         ------
         ValueError
-            A number of values other than the number of weights (nothing assigned: a layer not
-            built yet has fewer weights, as Keras's), or a value of another shape (nothing
-            assigned).
+            A number of values other than the number of weights, with or without the state
+            arrays (nothing assigned: a layer not built yet has fewer weights, as Keras's), or a
+            value of another shape (nothing assigned).
         TypeError
             A value the weight's dtype cannot hold (``Variable.assign``).
         """
-        own = self.weights
+        own, states = self.weights, self._states()
         weights = list(weights)
         name = getattr(self, "name", type(self).__name__)
-        if len(weights) != len(own):
-            unbuilt = [type(layer).__name__ for layer in (self, *_layers_within(self))
-                       if not layer.__dict__.get("built", True)]
-            hint = (f"; not built yet: {', '.join(unbuilt)} (its weights are made by its first "
-                    "call: call the model once, e.g. on a batch of the data)" if unbuilt else "")
-            raise ValueError(f"{name}.set_weights: got {len(weights)} values for the "
-                             f"{len(own)} weights of the layer{hint}")
-        for i, (v, w) in enumerate(zip(own, weights)):
-            if np.shape(w) != v.shape:
-                raise ValueError(f"{name}.set_weights: value {i} for weight {v.name!r} has shape "
-                                 f"{np.shape(w)}; the weight's shape is {v.shape}")
+        if len(weights) not in (len(own), len(own) + len(states)):
+            raise ValueError(self._weight_count_message(name, len(weights), len(own), states))
+        targets = [(f"weight {v.name!r}", v.shape) for v in own] + [
+            (f"state {type(layer).__name__}.{n}", np.shape(getattr(layer, n))) for layer, n in states]
+        for i, (w, (what, shape)) in enumerate(zip(weights, targets)):
+            if np.shape(w) != shape:
+                raise ValueError(f"{name}.set_weights: value {i} for {what} has shape "
+                                 f"{np.shape(w)}; the {what.split()[0]}'s shape is {shape}")
         for v, w in zip(own, weights):
             v.assign(w)
+        if len(weights) == len(own) and states:
+            warnings.warn(f"{name}.set_weights: got the {len(own)} weights alone; the state arrays "
+                          f"{', '.join(f'{type(layer).__name__}.{n}' for layer, n in states)} (PyTorch's "
+                          "buffers, not weights) were left as they were: pass the whole list get_weights() "
+                          "returns (the weights, then the state) to copy the inference output too",
+                          UserWarning, stacklevel=2)
+        for (layer, n), w in zip(states, weights[len(own):]):
+            setattr(layer, n, np.array(w, dtype=np.asarray(getattr(layer, n)).dtype, copy=True))
+
+    def _weight_count_message(self, name, got, n_weights, states):
+        """set_weights' refusal of ``got`` values: the counts it takes, the layers not built yet."""
+        unbuilt = [type(layer).__name__ for layer in (self, *_layers_within(self))
+                   if not layer.__dict__.get("built", True)]
+        hint = (f"; not built yet: {', '.join(unbuilt)} (its weights are made by its first "
+                "call: call the model once, e.g. on a batch of the data)" if unbuilt else "")
+        state = (f" (or {n_weights + len(states)} with its {len(states)} state arrays, as "
+                 "get_weights() lists them)" if states else "")
+        return f"{name}.set_weights: got {got} values for the {n_weights} weights of the layer{state}{hint}"
 
     def _repr_args(self) -> str:
         return self.manual_class._repr_args(self) if self.manual_class is not None else ""
@@ -823,7 +863,7 @@ class Model(Layer):
         logs = {"loss": float(loss)}
         if "accuracy" in self.metrics:
             values = y_pred.numpy() if isinstance(y_pred, Tensor) else np.asarray(y_pred)
-            logs["accuracy"] = accuracy(y, values)
+            logs["accuracy"] = accuracy(y, values, self.loss)
         return logs
 
     def train_step(self, data):

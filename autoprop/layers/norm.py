@@ -32,6 +32,7 @@ __all__ = ["BatchNorm1D", "BatchNorm2D", "BatchNormalization", "LayerNorm"]
 
 class _BatchNorm(Layer):
     keras_aliases = {"epsilon": "eps"}  # Keras's name; its momentum means 1 - ours: not one
+    _state_names = ("running_mean", "running_var")  # PyTorch's buffers: get_weights lists them after the weights
 
     def call(self, x, training=False):
         """Forward pass of the twin of ``manualprop._BatchNorm``, recorded on any open tape;
@@ -205,6 +206,8 @@ class BatchNormalization(_BatchNorm):
     >>> [v.name for v in bn.weights], [v.name for v in bn.non_trainable_weights]
     (['gamma', 'beta', 'moving_mean', 'moving_variance'], ['moving_mean', 'moving_variance'])
     """
+
+    _state_names = ()  # its statistics are the weights moving_mean, moving_variance
 
     def __init__(self, axis=-1, momentum=0.99, epsilon=0.001, center=True, scale=True, *, name=None,
                  trainable=True, dtype=np.float64):

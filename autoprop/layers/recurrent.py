@@ -30,6 +30,7 @@ __all__ = ["GRU", "LSTM", "RNN"]
 
 class _Recurrent(Layer):
     _gates = 1
+    _training_hint = "; the initial state is keyword-only: layer(x, h0=h0) (LSTM: h0=h0, c0=c0)"
 
     def __call__(self, x, training=None, **state):
         return Layer.__call__(self, x, training=training, **state)  # the call context
