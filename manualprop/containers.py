@@ -384,8 +384,8 @@ class Sequential:
             See :func:`manualprop.training.compile_args`.
         """
         self.optimizer, self.loss, self.metrics = compile_args(
-            "Sequential", optimizer, loss, metrics, "manualprop.SoftmaxCrossEntropy()"
-        )
+            "Sequential", optimizer, loss, metrics, "manualprop.SoftmaxCrossEntropy()",
+            self.layers[-1] if self.layers else None)
         return self
 
     def _compiled(self, where):

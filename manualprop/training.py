@@ -11,6 +11,8 @@ the forward pass and asks the tape (``lessons/07-sequential.md``).
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from ._validation import check_positive_int
@@ -115,7 +117,25 @@ def accuracy(y_true, logits, loss=None) -> float:
 _OPTIMIZER_NAMES = {"sgd": "SGD", "adam": "Adam", "rmsprop": "RMSProp"}
 
 
-def compile_args(owner, optimizer, loss, metrics, loss_names):
+#: Last layers whose outputs are probabilities, and the losses that take logits (apply their own softmax/sigmoid).
+_PROBABILITY_LAYERS = {"Softmax": "softmax", "Sigmoid": "sigmoid"}
+_LOGITS_LOSSES = {"SoftmaxCrossEntropy": "softmax", "BinaryCrossEntropyWithLogits": "sigmoid"}
+
+
+def _warn_probabilities_into_logits(where, last_layer, loss):
+    """Warn when the model ends in a Softmax or Sigmoid layer and the loss takes logits (verify41 M4: the loss
+    applied a second softmax, and the model trained toward another objective without a word; Keras warns for
+    ``from_logits=True`` after a softmax activation)."""
+    layer, lossname = type(last_layer).__name__, type(loss).__name__
+    if layer in _PROBABILITY_LAYERS and lossname in _LOGITS_LOSSES:
+        warnings.warn(
+            f"{where}: the last layer is {layer} (its outputs are probabilities), but {lossname} takes logits "
+            f"and applies its own {_LOGITS_LOSSES[lossname]}: the model would train toward another objective. "
+            f"Remove the final {layer} (the loss includes it), and apply it to the outputs when you need "
+            "probabilities.", UserWarning, stacklevel=4)
+
+
+def compile_args(owner, optimizer, loss, metrics, loss_names, last_layer=None):
     """Check and resolve the arguments of ``compile`` (one place for both packages).
 
     Parameters
@@ -133,6 +153,9 @@ def compile_args(owner, optimizer, loss, metrics, loss_names):
         ``"accuracy"`` is supported.
     loss_names : str
         How to build the package's losses, for the message (e.g. ``"ap.losses.SoftmaxCrossEntropy()"``).
+    last_layer : object, optional
+        The model's last layer: a ``Softmax`` or ``Sigmoid`` before a loss that takes logits is warned
+        about (UserWarning), as Keras warns.
 
     Returns
     -------
@@ -168,6 +191,7 @@ def compile_args(owner, optimizer, loss, metrics, loss_names):
     unknown = [m for m in metrics if m != "accuracy"]
     if unknown:
         raise ValueError(f"{where}: unknown metric(s) {unknown}; supported: ['accuracy']")
+    _warn_probabilities_into_logits(where, last_layer, loss)
     return optimizer, loss, tuple(metrics)
 
 

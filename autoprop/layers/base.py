@@ -775,6 +775,12 @@ BOUNDED_OUTPUT: set = set()
 LEAF_LAYERS: set = set()
 
 
+def _last_layer(model):
+    """A Sequential's last layer (None for another model: its order of calls is its ``call``'s)."""
+    layers = model.__dict__.get("layers")
+    return layers[-1] if isinstance(layers, list) and layers else None
+
+
 class Model(Layer):
     """A layer you can ``compile`` and ``fit``, as ``keras.Model``.
 
@@ -851,8 +857,8 @@ class Model(Layer):
             See :func:`manualprop.training.compile_args`.
         """
         self.optimizer, self.loss, self.metrics = compile_args(
-            type(self).__name__, optimizer, loss, metrics, "ap.losses.SoftmaxCrossEntropy()"
-        )
+            type(self).__name__, optimizer, loss, metrics, "ap.losses.SoftmaxCrossEntropy()",
+            _last_layer(self))
         return self
 
     def _compiled(self, where):
