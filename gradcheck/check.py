@@ -63,7 +63,7 @@ from .sources import (
     each_keyword_value,
     each_other_arg,
     guarded_backward,
-    in_place,
+    input_written,
     keyword_values,
     manual_forward,
     manual_source,
@@ -1078,8 +1078,7 @@ def _check_loss_as_given(loss: Any, y_true: Any, y_pred: Any, *, twin: Any, init
         out = V.call_student(loss.forward, *args, owner=owner, call=call_text, expected=_given(info, yt, x, pred, target))
         for n, a, b in zip(("y_true", "y_pred"), args, (yt, x)):  # as a layer's forward (manual_forward)
             if not np.array_equal(a, b, equal_nan=True):
-                raise in_place(owner, "forward", f"input {n}", "z = y_pred - y_pred.max(axis=1, keepdims=True) "
-                               "rather than y_pred -= ...", " (the caller still uses it)", "a loss")
+                raise input_written(owner, n, "a loss")
         return float(scalar(out))
 
     rtol, atol = cfg.rtol, _loss_atol(cfg, (L := value()), yp)  # forward, then backward after it

@@ -701,7 +701,11 @@ def one_sign_only(backward_at: Any, G: np.ndarray, first: Mapping[str, np.ndarra
 
 def input_written(owner: str, name: str, what: str = "a layer", branch: str = "") -> InputModifiedError:
     """The error of a forward that wrote into its input ``name`` (in process, or in the sandbox's child);
-    ``branch``: the switch values it ran with (``flag=True``, :func:`in_place`)."""
+    ``branch``: the switch values it ran with (``flag=True``, :func:`in_place`). The example is a loss's shift
+    for a loss (verify41 L1: it was a ReLU's)."""
+    if what == "a loss":
+        return in_place(owner, "forward", f"input {name}", f"z = {name} - {name}.max(axis=1, keepdims=True) rather "
+                        f"than {name} -= ...", " (the caller still uses it)", what, branch)
     return in_place(owner, "forward", f"input {name}", "np.maximum(X, 0) rather than X[X < 0] = 0",
                     " (the previous layer or the caller still uses it)", what, branch)
 

@@ -284,6 +284,8 @@ def test_cli_loss_writing_into_y_pred_is_a_wrong_result_as_for_a_layer(tmp_path)
     out = flat(p)
     assert p.returncode == 1, out
     assert "CELoss.forward modified its input y_pred in place" in out and "PASS" not in out
+    assert "y_pred - y_pred.max(axis=1, keepdims=True) rather than y_pred -=" in out  # a loss's (verify41 L1)
+    assert "np.maximum(X, 0)" not in out  # not a ReLU's
     ok = run("check", f"{f}::GoodCE", "--loss", "--input-shape", "8,5", "--targets", "labels")
     assert ok.returncode == 0, flat(ok)
 

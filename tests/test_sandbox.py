@@ -670,3 +670,26 @@ def test_a_child_interpreter_of_another_bytecode_is_refused_at_start_by_name(tmp
             pass
     assert info.value.reason == "start"
     assert "bytecode differs from the grader's" in str(info.value), str(info.value)
+
+
+def test_a_sandboxed_loss_writing_into_y_pred_is_told_a_losss_fix(tmp_path):
+    """verify41 L1: the grader's message for a loss that shifts y_pred in place gave a ReLU's example."""
+    f = write(tmp_path, """
+        import numpy as np
+
+        class CE:
+            def forward(self, y_true, y_pred):
+                y_pred -= y_pred.max(axis=1, keepdims=True)
+                self.p = np.exp(y_pred) / np.exp(y_pred).sum(axis=1, keepdims=True)
+                return float(-np.log(self.p[np.arange(len(y_true)), y_true]).mean())
+
+            def backward(self):
+                return self.p
+        """, "s.py")
+    with Sandbox(files={"s.py": str(f)}, timeout=3.0, hostile=True) as sb:
+        loss = sb.load_loss("s.py", "CE")
+        with pytest.raises(StudentCodeError, match=r"CE.forward modified its input y_pred in place.*"
+                                                   r"z = y_pred - y_pred.max\(axis=1, keepdims=True\) rather than "
+                                                   r"y_pred -= \.\.\.") as err:
+            loss.forward(np.array([0, 1]), np.array([[1.0, -2.0], [-3.0, 4.0]]))
+        assert "np.maximum(X, 0)" not in str(err.value)
