@@ -2278,7 +2278,7 @@ def name_batch_reduction(tensor: str, result: CheckResult, n_batch: int, forward
     big = close(cl.worst_a, n_batch * cl.worst_b) and close(m, n_batch * np.asarray(r))
     small = not big and close(n_batch * cl.worst_a, cl.worst_b) and close(n_batch * np.asarray(m), r)
     if not (big or small) or batch_reduction(forward, y_true, y_pred, reference) != ("sum" if big else "mean"):
-        return _constant_loss_factor(cl, m, r, tensor)
+        return _element_reduction(cl, m, r, tensor, forward, y_true, y_pred) or _constant_loss_factor(cl, m, r, tensor)
     if big:
         return _find("factor-normalisation", "L", count=n_batch, big="large", why=(
             f"{both} times N = {n_batch}, the batch size, and {agree}: the loss sums over the batch where the "
@@ -2287,6 +2287,35 @@ def name_batch_reduction(tensor: str, result: CheckResult, n_batch: int, forward
     return _find("factor-normalisation", "L", count=n_batch, big="small", why=(
         f"{both} divided by N = {n_batch}, the batch size, and {agree}: the loss averages over the batch "
         f"where the reference sums; multiply by N (a sum over the batch), L and {tensor} alike (if the mean is "
+        "what you mean, build the reference with it: --reference-init '{\"reduction\": \"mean\"}')"))
+
+
+def _element_reduction(cl: Any, m: Any, r: Any, tensor: str, forward: Callable[[Any, Any], Any], y_true: Any,
+                       y_pred: Any) -> Finding | None:
+    """``L`` and ``tensor`` both ``S`` (or ``1/S``) times the reference's, ``S = y_pred.size`` above the batch size,
+    while the loss is the sum (or mean) of its rows' values (:func:`batch_reduction`, no reference): it reduces over
+    every element otherwise than the reference (verify40b F3: an MSE summed over all elements beside
+    manualprop.MeanSquaredError, which averages over all, was a constant factor of 30 at 6 x 5); None otherwise."""
+    size, n = int(np.size(y_pred)), len(np.asarray(y_pred)) if np.ndim(y_pred) else 1
+    if size <= n or not cl.worst_b:
+        return None
+    c = cl.worst_a / cl.worst_b
+    big = close(c, size) and close(m, size * np.asarray(r))
+    if not (big or close(c * size, 1.0) and close(size * np.asarray(m), r)):
+        return None
+    if batch_reduction(forward, y_true, y_pred) != ("sum" if big else "mean"):
+        return None
+    dims = " x ".join(str(d) for d in np.shape(y_pred))
+    if big:
+        return _find("factor-normalisation", "L", count=size, big="large", why=(
+            f"L and {tensor} are the reference's times {size}, the number of elements of y_pred ({dims}), and {tensor} "
+            "agrees with central differences of this L: the loss sums over all elements where the reference averages "
+            f"over all of them; divide by y_pred.size (np.mean over every element), L and {tensor} alike (if the sum "
+            "is what you mean, build the reference with it: --reference-init '{\"reduction\": \"sum\"}')"))
+    return _find("factor-normalisation", "L", count=size, big="small", why=(
+        f"L and {tensor} are the reference's divided by {size}, the number of elements of y_pred ({dims}), and "
+        f"{tensor} agrees with central differences of this L: the loss averages over all elements where the reference "
+        f"sums over them; multiply by y_pred.size (a sum over every element), L and {tensor} alike (if the mean is "
         "what you mean, build the reference with it: --reference-init '{\"reduction\": \"mean\"}')"))
 
 
