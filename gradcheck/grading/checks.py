@@ -14,7 +14,6 @@ same place) and a :class:`GradingTestError` on the reference's, never an element
 from __future__ import annotations
 
 import contextlib
-import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -977,7 +976,7 @@ def _random_both(layer: Any, reference: Any, xs: list[np.ndarray], owner: str) -
     Three forwards of a sparse output (a dropout after a ReLU leaving few entries nonzero) can agree by chance
     (redteam39 F5: a right model compared with the reference's own mask), so against a random reference they are
     tried again, :data:`~gradcheck.diagnose.REFERENCE_FORWARDS` forwards or more in all."""
-    from ..diagnose import REFERENCE_FORWARDS, held_forward
+    from ..diagnose import REFERENCE_FORWARDS, held_forward, rounds_needed
 
     if not _reference_random(reference, xs):
         return None
@@ -988,36 +987,8 @@ def _random_both(layer: Any, reference: Any, xs: list[np.ndarray], owner: str) -
             return (proxy,)
         done += 1
         if done == -(-REFERENCE_FORWARDS // 3):  # (three rounds agreed: as many as a right layer needs, from the ref)
-            rounds = _rounds_needed(reference, xs)
+            rounds = rounds_needed(reference, xs)  # (the chance a right layer gets here: its docstring's bound)
     return () if same_mask(layer, reference, xs) else None
-
-
-#: :func:`_rounds_needed`'s trials of the reference (three forwards each, in process) and the most rounds of three
-#: forwards of the student's layer it asks (each a sandbox round trip), and the chance it leaves a right layer.
-AGREEMENT_TRIALS, MAX_ROUNDS, AGREEMENT_CHANCE = 200, 40, 1e-6
-
-
-def _rounds_needed(reference: Any, xs: list[np.ndarray]) -> int:
-    """How many rounds of three training forwards of a layer drawing as ``reference`` draws must all agree (each
-    round's three forwards the same) before it is read as not random: at least 3, and as many as make the chance a right
-    layer's rounds all agree under :data:`AGREEMENT_CHANCE`, from the share of :data:`AGREEMENT_TRIALS` trials of the
-    reference's own three forwards (on a copy) that agree, counted with one more (never 0), at most
-    :data:`MAX_ROUNDS`. A dropout at a low rate on a small input keeps every entry at three calls often (redteam40 F1:
-    Dropout(0.05) on 6 entries, 9 forwards agreeing one time in sixteen: a right layer was compared with the
-    reference's own mask, or called a fixed mask)."""
-    import copy
-
-    try:
-        ref = copy.deepcopy(reference)
-        agree = 0
-        for _ in range(AGREEMENT_TRIALS):
-            Y1, Y2, Y3 = (np.asarray(forward_in_mode(ref, [x.copy() for x in xs], True), dtype=np.float64)
-                          for _ in range(3))
-            agree += bool(np.array_equal(Y1, Y2) and np.array_equal(Y1, Y3))
-    except Exception:  # noqa: BLE001 - a reference that cannot be copied or run here: the three rounds
-        return 3
-    share = (agree + 1) / (AGREEMENT_TRIALS + 1)
-    return MAX_ROUNDS if share >= 1 else min(MAX_ROUNDS, max(3, math.ceil(math.log(AGREEMENT_CHANCE) / math.log(share))))
 
 
 def _reference_random(reference: Any, xs: list[np.ndarray]) -> bool:
