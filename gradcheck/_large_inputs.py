@@ -29,7 +29,7 @@ from .result import TensorRecord
 from .sources import Call, Wrapper, manual_source, reference_source
 
 __all__ = ["LARGE_SHIFTS", "ROWS", "large_shifts", "at_large_inputs", "at_large_predictions", "overflow_note",
-           "probed_large"]
+           "probed_large", "forward_at_large_inputs", "loss_at_large_predictions"]
 
 #: The shifts of the input at which a layer or loss checked against a reference is compared with it again.
 LARGE_SHIFTS = (1000.0, -1000.0)
@@ -92,6 +92,77 @@ def at_large_inputs(call: Call, reference: Any, G: np.ndarray, rtol: float, atol
             how = " (it raised there)" if "Y" not in got else " (NaN or inf)" if bad else ""
             notes.append(overflow_note(f"{name} {at}", f"{', '.join(wrong)} differ{'s' * (len(wrong) == 1)} from the "
                                        f"reference's{how}", "finite values", bad))
+
+
+def forward_at_large_inputs(call: Call, reference: Any, y_shape: tuple, rtol: float, atol: float) -> str:
+    """The note of the first of :func:`large_shifts` of the float inputs where the layer's output (forward alone, no
+    backward: the grader's ``layer_forward``) has NaN or inf, or forward raised, where ``reference``'s is finite (an
+    overflow: an unshifted softmax); "" when none does or the layer cannot be copied. Finite values are not compared
+    there: the test's tolerance (rtol 1e-7) was chosen for its input, not for outputs of size 1000, whose round-off
+    differs by summation order (``rtol``, ``atol``: the reference's parameters chosen as check chooses them). One copy of the layer for every shift (at most 3 forwards of it, each compared at once:
+    the first difference ends the probe); the reference gets the layer's parameters (:func:`_reference_at`)."""
+    if isinstance(call.layer, Wrapper) and "__deepcopy__" not in type(call.layer).__dict__:
+        return ""
+    try:
+        lay = copy.deepcopy(call.layer)
+    except Exception:  # noqa: BLE001 - a layer that cannot be copied: no probe
+        return ""
+    name = call.names[0] if len(call.inputs) == 1 else "inputs"
+    shifts = [list(large_shifts(x)) if x.dtype.kind == "f" else None for x in call.inputs]
+    first = next((s for s in shifts if s is not None), [])
+    try:
+        c = Call(lay, call.owner, call.inputs, call.names, V.layer_params(lay, call.owner), call.training)
+        for i, (at, _) in enumerate(first):
+            if any(s is not None and len(s) <= i for s in shifts):
+                break
+            inputs = [x if s is None else s[i][1] for x, s in zip(call.inputs, shifts)]
+            with np.errstate(all="ignore"):
+                try:
+                    got = {"Y": np.asarray(c._run(*[x.copy() for x in inputs]), dtype=np.float64)}
+                except (StudentCodeError, TypeError, ValueError):  # raised there: not the reference's
+                    got = {}
+                want = _reference_at(reference, dataclasses.replace(call, inputs=inputs), np.ones(y_shape), got, rtol,
+                                     {"Y": atol})
+            if want is None:
+                continue
+            if "Y" not in got or not np.isfinite(got["Y"]).all():  # an overflow (finite values: not judged here)
+                how = " (it raised there)" if "Y" not in got else " (NaN or inf)"
+                return overflow_note(f"{name} {at}", f"Y differs from the reference's{how}", "finite values",
+                                     "Y" in got)
+    finally:
+        inner = getattr(lay, "_layer", lay)
+        if type(inner).__module__.startswith("gradcheck.sandbox"):  # a sandboxed copy: freed in its child
+            inner.release()
+    return ""
+
+
+def loss_at_large_predictions(reference: Any, yt: np.ndarray, yp: np.ndarray, value: Callable[..., float]) -> str:
+    """The note of the first of :func:`large_shifts` of ``y_pred`` where the loss's value ``value(x)`` (its forward
+    alone: the grader's ``loss_value``) is NaN or inf, or it raised, where ``reference``'s is finite (an overflow: a
+    cross-entropy without its max shift); "" when none does. At most 3 forwards of the loss; its cache is its
+    forward's at ``yp`` again after. A finite value is not compared there (:func:`forward_at_large_inputs`)."""
+    note = ""
+    for at, x in large_shifts(yp):
+        with np.errstate(all="ignore"):
+            try:
+                L_ref = float(reference.forward(yt.copy(), x.copy()))
+            except Exception:  # noqa: BLE001 - a reference that refuses such predictions (probabilities): no probe
+                continue
+            if not math.isfinite(L_ref):
+                continue
+            try:
+                L = value(x)
+            except (NonFiniteError, StudentCodeError):  # NaN or inf, or it raised there: not the reference's
+                L = float("nan")
+        if not math.isfinite(L):  # an overflow (a finite value: not judged here, as forward_at_large_inputs)
+            note = (f"at y_pred {at} (predictions of that size come with training), L = {L:.6g}, where the reference "
+                    f"gives L = {L_ref:.6g}; an overflow: exp of a large prediction is inf above 709.8, and a "
+                    "probability it rounds to 0 or 1 makes log give -inf (subtract each row's max first, the log-sum-exp "
+                    "shift, or use log1p/logaddexp).")
+            break
+    with contextlib.suppress(Exception):  # noqa: BLE001 - the loss's cache as its test left it
+        value(yp)
+    return note
 
 
 def _nan_unless(a: Any, shape: tuple) -> np.ndarray:

@@ -1513,11 +1513,14 @@ class Child:
                                               self.set_params, obj, req.get("params"))
         except BaseException as exc:  # noqa: BLE001
             return self.fail(exc)
+        own, given = getattr(obj, "params", None), req.get("params") or {}
+        written = [str(k) for k, v in given.items() if isinstance(own, dict) and isinstance(own.get(k), np.ndarray)
+                   and own[k].shape == np.shape(v) and not np.array_equal(own[k], v, equal_nan=True)]  # verify40 M1
         kw = getattr(obj, "call_keywords", None) if isinstance(obj, self.AD.FunctionPair) else None
         keywords = {str(name): {str(k): describe(np, packer, v, 1) for k, v in list(d.items())[:64]}
                     for name, d in (kw or {}).items() if type(d) is dict}  # bn_param as forward left it
-        self.reply(True, {"value": describe(self.np, packer, out), "keywords": keywords, "forward_calls": calls},
-                   packer)
+        self.reply(True, {"value": describe(self.np, packer, out), "keywords": keywords, "forward_calls": calls,
+                          **({"params_written": written} if written else {})}, packer)
 
     def forward_counted(self, obj, req, inputs, prepare, *args):
         """``prepare(*args)`` (setting the parameters: a params Mapping's or array subclass's code may run), then

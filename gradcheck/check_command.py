@@ -1119,7 +1119,8 @@ def _vacuous_line(results, cname: str) -> str | None:
     None when one has a failing tensor or none has a tensor given no verdict."""
     if any(r.failing_tensors for r in results):
         return None
-    why: dict[str, dict[str, str]] = {"atol": {}, "given-atol": {}, "step": {}, "penalty": {}}
+    why: dict[str, dict[str, str]] = {"atol": {}, "given-atol": {}, "step": {}, "penalty": {}, "atol-part": {},
+                                      "given-atol-part": {}}
     for res in results:
         for r in res.records:
             for c in r.comparisons:
@@ -1141,6 +1142,14 @@ def _vacuous_line(results, cname: str) -> str | None:
                      f"is larger than every |{ts[0]}|, or than {100 * VACUOUS:g}% of the largest, so the check would "
                      "pass any gradient of that size, its negation or zero too. Pass a smaller --atol (atol=), or "
                      "leave it out: the default is the round-off of the finite differences")
+    for key, whose in (("atol-part", "the round-off of the output"), ("given-atol-part", "the atol you gave")):
+        if why[key]:  # verify40 L1: most entries below an atol their largest entries set
+            ts = list(why[key])
+            parts.append(f"most entries of {', '.join(ts)} are below "
+                         + ", ".join(f"atol={a} for {t}" for t, a in why[key].items())
+                         + f" ({whose}, set by its largest entries), so the check would pass any value of theirs, "
+                         "their negation or zero too (see the note above). Check the layer on inputs or parameters "
+                         "whose outputs are of one size")
     if why["step"]:
         eps = results[0].eps
         parts.append(f"{', '.join(why['step'])} differ{'s' if len(why['step']) == 1 else ''} from central differences "

@@ -2278,7 +2278,7 @@ def name_batch_reduction(tensor: str, result: CheckResult, n_batch: int, forward
     big = close(cl.worst_a, n_batch * cl.worst_b) and close(m, n_batch * np.asarray(r))
     small = not big and close(n_batch * cl.worst_a, cl.worst_b) and close(n_batch * np.asarray(m), r)
     if not (big or small) or batch_reduction(forward, y_true, y_pred, reference) != ("sum" if big else "mean"):
-        return _constant_loss_factor(cl, m, r, tensor)
+        return _element_reduction(cl, m, r, tensor, forward, y_true, y_pred) or _constant_loss_factor(cl, m, r, tensor)
     if big:
         return _find("factor-normalisation", "L", count=n_batch, big="large", why=(
             f"{both} times N = {n_batch}, the batch size, and {agree}: the loss sums over the batch where the "
@@ -2287,6 +2287,35 @@ def name_batch_reduction(tensor: str, result: CheckResult, n_batch: int, forward
     return _find("factor-normalisation", "L", count=n_batch, big="small", why=(
         f"{both} divided by N = {n_batch}, the batch size, and {agree}: the loss averages over the batch "
         f"where the reference sums; multiply by N (a sum over the batch), L and {tensor} alike (if the mean is "
+        "what you mean, build the reference with it: --reference-init '{\"reduction\": \"mean\"}')"))
+
+
+def _element_reduction(cl: Any, m: Any, r: Any, tensor: str, forward: Callable[[Any, Any], Any], y_true: Any,
+                       y_pred: Any) -> Finding | None:
+    """``L`` and ``tensor`` both ``S`` (or ``1/S``) times the reference's, ``S = y_pred.size`` above the batch size,
+    while the loss is the sum (or mean) of its rows' values (:func:`batch_reduction`, no reference): it reduces over
+    every element otherwise than the reference (verify40b F3: an MSE summed over all elements beside
+    manualprop.MeanSquaredError, which averages over all, was a constant factor of 30 at 6 x 5); None otherwise."""
+    size, n = int(np.size(y_pred)), len(np.asarray(y_pred)) if np.ndim(y_pred) else 1
+    if size <= n or not cl.worst_b:
+        return None
+    c = cl.worst_a / cl.worst_b
+    big = close(c, size) and close(m, size * np.asarray(r))
+    if not (big or close(c * size, 1.0) and close(size * np.asarray(m), r)):
+        return None
+    if batch_reduction(forward, y_true, y_pred) != ("sum" if big else "mean"):
+        return None
+    dims = " x ".join(str(d) for d in np.shape(y_pred))
+    if big:
+        return _find("factor-normalisation", "L", count=size, big="large", why=(
+            f"L and {tensor} are the reference's times {size}, the number of elements of y_pred ({dims}), and {tensor} "
+            "agrees with central differences of this L: the loss sums over all elements where the reference averages "
+            f"over all of them; divide by y_pred.size (np.mean over every element), L and {tensor} alike (if the sum "
+            "is what you mean, build the reference with it: --reference-init '{\"reduction\": \"sum\"}')"))
+    return _find("factor-normalisation", "L", count=size, big="small", why=(
+        f"L and {tensor} are the reference's divided by {size}, the number of elements of y_pred ({dims}), and "
+        f"{tensor} agrees with central differences of this L: the loss averages over all elements where the reference "
+        f"sums over them; multiply by y_pred.size (a sum over every element), L and {tensor} alike (if the mean is "
         "what you mean, build the reference with it: --reference-init '{\"reduction\": \"mean\"}')"))
 
 
@@ -8001,26 +8030,92 @@ def _random_reference(reference: Any, layer: Any, diag: Diagnosis, inputs: Seque
         return False  # (a forward that raised, or is random and could not be held, is no forward the same each call)
     if diag.held or trains:
         return not _reference_fixed(reference, inputs, training if trains is None else trains)
-    if not same_mask(layer, reference, inputs):  # (an identity training forward: compared, inverted-switch)
+    same = same_mask(layer, reference, inputs, 3 * rounds_needed(reference, inputs))  # flags40: chance bounded
+    if same is None:  # random after all (its earlier forwards agreed by chance): the reference's mask is not its own
+        return True
+    if not same:  # (an identity training forward: compared, inverted-switch)
         return False
     diag.findings.append(fixed_mask(diag.name, reference))
     return True
 
 
-def same_mask(layer: Any, reference: Any, inputs: Sequence[np.ndarray]) -> bool:
+def same_mask(layer: Any, reference: Any, inputs: Sequence[np.ndarray], more: int = 0) -> bool | None:
     """Whether ``layer``'s training forward, the same at every call (the caller has seen it), drops entries of its one
     input (some 0 where the input's are not: a mask) while ``reference``'s draws a new mask at each call (two
     forwards of a copy differ: a copy, as a reference's training forwards may update its state): the ``fixed-mask``
-    error (verify38 F6). False when either cannot run here, or the layer's training forward drops nothing."""
+    error (verify38 F6). False when either cannot run here, or the layer's training forward drops nothing; ``more``:
+    that many further forwards must each give that output too, else None (random after all: its agreement was
+    chance, flags40)."""
     if len(inputs) != 1:
         return False
     try:
         draws = reference_draws(copy.deepcopy(reference), inputs, True)
         Y = np.asarray(forward_in_mode(layer, inputs, True), dtype=np.float64) if draws else None
+        X = inputs[0]
+        if not (Y is not None and Y.shape == X.shape and bool(np.any((Y == 0) & (X != 0)))):
+            return False
+        for _ in range(more):
+            if not np.array_equal(Y, np.asarray(forward_in_mode(layer, inputs, True), dtype=np.float64),
+                                  equal_nan=True):
+                return None
     except Exception:  # noqa: BLE001 - a reference or layer that cannot run or be copied here: compared as before
         return False
-    X = inputs[0]
-    return Y is not None and Y.shape == X.shape and bool(np.any((Y == 0) & (X != 0)))
+    return True
+
+
+#: :func:`rounds_needed`'s trials of the reference (three forwards each, in process), the most rounds of three
+#: forwards of the student's layer it asks (each a sandbox round trip), and the chance it leaves a right layer.
+AGREEMENT_TRIALS, MAX_ROUNDS, AGREEMENT_CHANCE = 200, 40, 1e-6
+
+
+def agreement_bound(agree: int, trials: int, delta: float) -> float:
+    """The one-sided Clopper-Pearson upper bound on a probability seen ``agree`` times in ``trials``: the ``s`` at
+    which ``P(Binomial(trials, s) <= agree) = delta``, so the true probability is above it with chance at most
+    ``delta`` (exact: the binomial's CDF, bisected; 1.0 when every trial agreed).
+
+    >>> round(agreement_bound(0, 200, 5e-7), 4)  # 1 - delta ** (1 / 200)
+    0.07
+    """
+    if agree >= trials:
+        return 1.0
+
+    def cdf(s):
+        return math.fsum(math.comb(trials, i) * s ** i * (1 - s) ** (trials - i) for i in range(agree + 1))
+
+    lo, hi = agree / trials, 1.0
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if cdf(mid) > delta else (lo, mid)
+    return hi
+
+
+def rounds_needed(reference: Any, xs: Sequence[np.ndarray]) -> int:
+    """How many rounds of three training forwards of a layer drawing as ``reference`` draws must all agree (each
+    round's three forwards the same) before it is read as not random (a fixed mask): the ``R`` with ``s+ ** R <=
+    AGREEMENT_CHANCE / 2``, ``s+`` the :func:`agreement_bound` (``delta = AGREEMENT_CHANCE / 2``) of the share of
+    :data:`AGREEMENT_TRIALS` trials of the reference's own three forwards (on a copy) that agree; at least 3, at most
+    :data:`MAX_ROUNDS`.
+
+    The bound (flags40: a right Dropout(0.1) on (2, 3) read as a fixed mask in 4 of 2,880 grader runs; redteam40 F1
+    took a point estimate of the share): a right layer's round agrees with probability ``s`` (the sum over masks of
+    ``P(mask) ** 3``), its ``R`` rounds with ``s ** R``, independent of the reference's trials, so the chance of the
+    fixed-mask reading is at most ``P(s > s+) + s+ ** R <= AGREEMENT_CHANCE`` (1e-6 per test) wherever ``R`` is at most
+    :data:`MAX_ROUNDS` (``s+`` up to 0.69: a reference keeping one output three calls running under 69% of the
+    time); beyond, ``s+ ** MAX_ROUNDS``. ``m >= 3`` forwards all equal have probability ``sum P(mask) ** m <= s **
+    (m / 3)`` (the power means' order), so ``3 R`` forwards bound alike (``gradcheck check``'s
+    :func:`_random_reference`). A reference that cannot be copied or run here: 3."""
+    try:
+        ref = copy.deepcopy(reference)
+        agree = 0
+        for _ in range(AGREEMENT_TRIALS):
+            Y1, Y2, Y3 = (np.asarray(forward_in_mode(ref, [x.copy() for x in xs], True), dtype=np.float64)
+                          for _ in range(3))
+            agree += bool(np.array_equal(Y1, Y2) and np.array_equal(Y1, Y3))
+    except Exception:  # noqa: BLE001 - a reference that cannot be copied or run here: the three rounds
+        return 3
+    share = agreement_bound(agree, AGREEMENT_TRIALS, AGREEMENT_CHANCE / 2)
+    return MAX_ROUNDS if share >= 1 else min(MAX_ROUNDS, max(3, math.ceil(math.log(AGREEMENT_CHANCE / 2)
+                                                                        / math.log(share))))
 
 
 def fixed_mask(owner: str, reference: Any) -> Finding:

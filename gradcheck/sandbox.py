@@ -112,6 +112,7 @@ from .sources import (
     grad_slots,
     inplace_asked,
     input_written,
+    param_written,
     switch_branch,
 )
 
@@ -2483,6 +2484,9 @@ class _Remote:
         self._last_inputs, self.call_keywords = xs, _keywords(meta.get("keywords"))
         names = ["y_true", "y_pred"] if self._loss else _names(self.forward_params, len(xs))
         mutated = shared.changed()
+        if meta.get("params_written") and not self._loss and "fixed" not in self.protocol:  # verify40 M1
+            raise param_written(self.class_name, str(meta["params_written"][0]),
+                                ", ".join(f"{n}={v}" for n, v in switch_branch(self.protocol, training)))
         self._last_shared = None if mutated else (shared, names)  # backward must leave them so (_cache_written)
         if mutated:
             branch = [] if self._loss else switch_branch(self.protocol, training)

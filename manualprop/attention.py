@@ -227,6 +227,7 @@ class MultiHeadAttention(Layer):
         self.causal = self.attention.causal
         self.params = attention_params(self.embed_dim, rng, self.dtype)
         self.grads = {k: np.zeros_like(v) for k, v in self.params.items()}
+        self._declare()
 
     def _repr_args(self) -> str:
         s = f"embed_dim={self.embed_dim}, num_heads={self.num_heads}"
@@ -247,6 +248,7 @@ class MultiHeadAttention(Layer):
     def forward(self, X, training=False):
         """Self-attention of X (N, T, E) -> Y (N, T, E)."""
         check_training(training, self._where("forward"), MASK_HINT)
+        self._check_params("forward")
         X = check_array(
             X, self._where("forward"), shape=("batch", "time", self.embed_dim), dtype=self.dtype,
             nonempty=True,
@@ -262,6 +264,7 @@ class MultiHeadAttention(Layer):
 
     def backward(self, dY):
         """Fill grads for the four projections; return dX (N, T, E)."""
+        self._check_params("backward")
         dY = self._check_dY(dY)
         p, E = self.params, self.embed_dim
         X2 = self.cache["X"].reshape(-1, E)

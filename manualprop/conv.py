@@ -155,6 +155,7 @@ class Conv2D(_Window2D):
             self.in_channels, self.out_channels, self.kernel_size, self.bias, rng, self.dtype
         )
         self.grads = {k: np.zeros_like(v) for k, v in self.params.items()}
+        self._declare()
 
     def _repr_args(self) -> str:
         s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}"
@@ -173,6 +174,7 @@ class Conv2D(_Window2D):
 
     def forward(self, X, training=False):
         """Convolve X (N, in_channels, H, W) -> Y (N, out_channels, Ho, Wo)."""
+        self._check_params("forward")
         X, (Ho, Wo) = self._check_input(X, self.in_channels, self.dtype)
         N = X.shape[0]
         W = self.params["W"]
@@ -186,6 +188,7 @@ class Conv2D(_Window2D):
 
     def backward(self, dY):
         """Fill ``grads["W"]``, ``grads["b"]``; return dX via col2im."""
+        self._check_params("backward")
         dY = self._check_dY(dY)
         cols, x_shape = self.cache["cols"], self.cache["x_shape"]
         N, O = dY.shape[:2]
@@ -299,6 +302,7 @@ class ConvTranspose2D(Layer):
             self.in_channels, self.out_channels, self.kernel_size, self.bias, rng, self.dtype
         )
         self.grads = {k: np.zeros_like(v) for k, v in self.params.items()}
+        self._declare()
 
     def _repr_args(self) -> str:
         s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}"
@@ -323,6 +327,7 @@ class ConvTranspose2D(Layer):
 
     def forward(self, X, training=False):
         """Transposed convolution X (N, in_channels, H, W) -> Y (N, out_channels, Ho, Wo)."""
+        self._check_params("forward")
         X = check_array(
             X, self._where("forward"), shape=("batch", self.in_channels, "height", "width"),
             dtype=self.dtype,
@@ -341,6 +346,7 @@ class ConvTranspose2D(Layer):
 
     def backward(self, dY):
         """Fill ``grads["W"]``, ``grads["b"]``; return dX via im2col (a convolution of dY)."""
+        self._check_params("backward")
         dY = self._check_dY(dY)
         X = self.cache["X"]
         N, C, H, W_ = X.shape

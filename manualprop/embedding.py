@@ -89,6 +89,7 @@ class Embedding(Layer):
         self.dtype = check_float_dtype(dtype, name)
         self.params = embedding_params(self.num_embeddings, self.dim, rng, self.dtype)
         self.grads = {k: np.zeros_like(v) for k, v in self.params.items()}
+        self._declare()
 
     def _repr_args(self) -> str:
         s = f"num_embeddings={self.num_embeddings}, dim={self.dim}"
@@ -98,6 +99,7 @@ class Embedding(Layer):
 
     def forward(self, X, training=False):
         """Rows of ``W`` picked by the integer array ``X`` (shape S) -> (S + (dim,))."""
+        self._check_params("forward")
         idx = check_indices(X, self._where("forward"), high=self.num_embeddings)
         Y = self.params["W"][idx]
         self.cache = {"idx": idx, "out_shape": Y.shape, "dtype": Y.dtype}
@@ -105,6 +107,7 @@ class Embedding(Layer):
 
     def backward(self, dY):
         """Scatter-add ``dY`` into ``grads["W"]`` (repeats accumulate); return ``None``."""
+        self._check_params("backward")
         dY = self._check_dY(dY)
         dW = np.zeros_like(self.params["W"])
         np.add.at(dW, self.cache["idx"], dY)

@@ -169,6 +169,7 @@ class Layer:
         # descriptor) nor a __getattr__: either keeps CPython from specialising every read of
         # ``layer._ss`` (about 11 a step of an MLP; issue 15, session 24).
         self._ss: dict[str, float] = {}
+        self._declared: dict[str, tuple[int, ...]] = {}  # _declare's parameter shapes (none: nothing checked)
         return self
 
     def __init__(self):
@@ -186,6 +187,34 @@ class Layer:
     def backward(self, dY):  # pragma: no cover - abstract
         """Given dY = dL/dY, overwrite ``self.grads`` and return dL/dX."""
         raise NotImplementedError
+
+    def _declare(self) -> None:
+        """Declare the parameters' shapes: those of ``self.params`` as the constructor built them (from the
+        layer's own arguments), which :meth:`_check_params` holds every later ``params`` to."""
+        self._declared = {k: v.shape for k, v in self.params.items()}
+
+    def _check_params(self, method: str) -> None:
+        """Raise ValueError naming the layer, the parameter, its shape and the declared one (:meth:`_declare`) when
+        a ``params`` entry was replaced by one of another shape, or by a non-array, after construction (numpy's
+        broadcast or matmul message otherwise, or none: a bias of shape (1, out) broadcasts; verify40b F6). A few
+        shape comparisons a call."""
+        params = self.params
+        for k, want in self._declared.items():
+            v = params.get(k)
+            if not isinstance(v, np.ndarray) or v.shape != want:
+                raise self._parameter_error(method, k, v, want)
+
+    def _parameter_error(self, method: str, k: str, v, want: tuple[int, ...]) -> ValueError:
+        if v is None:
+            got = f"is missing, expected an array of shape {want}"
+        elif not isinstance(v, np.ndarray):
+            got = f"is a {type(v).__name__}, expected an array of shape {want}"
+        else:
+            got = f"has shape {v.shape}, expected {want}"
+            if v.shape == want[::-1] and len(want) == 2 and want[0] != want[1]:
+                name = type(self).__name__
+                got += f" ({'an' if name[0] in 'AEIOU' else 'a'} {name} keeps {k} as {want}; this is its transpose)"
+        return ValueError(f"{self._where(method)}: params[{k!r}] {got}")
 
     def _repr_args(self) -> str:
         return ""
@@ -273,6 +302,10 @@ class Linear(Layer):
     (array([[6., 2.]]), array([2.]))
     """
 
+    #: the declared shapes of W and b (:meth:`Layer._declare`), for forward's inline check; a subclass whose
+    #: ``__init__`` skips this one declares none, so nothing is checked
+    _wb: tuple = ((), ())
+
     def __init__(self, in_features, out_features, rng=None, dtype=np.float64):
         super().__init__()
         name = type(self).__name__
@@ -281,6 +314,8 @@ class Linear(Layer):
         self.dtype = check_float_dtype(dtype, name)
         self.params = linear_params(self.in_features, self.out_features, rng, self.dtype)
         self.grads = {k: np.zeros_like(v) for k, v in self.params.items()}
+        self._declare()
+        self._wb = (self._declared["W"], self._declared["b"])
 
     def _repr_args(self) -> str:
         s = f"in_features={self.in_features}, out_features={self.out_features}"
@@ -299,14 +334,14 @@ class Linear(Layer):
                 X, self._where("forward"), shape=("batch", self.in_features), dtype=self.dtype, ss=True
             )
         params = self.params
-        try:
-            Y, b = X @ params["W"].T, params["b"]
-            if type(b) is np.ndarray and b.dtype is Y.dtype:
-                Y += b  # in place: the sums of X @ W.T + b without a second (batch, out) array
-            else:  # a bias of another dtype or kind: numpy's promotion, as X @ W.T + b
-                Y = Y + b
-        except ValueError as err:  # numpy's shape message; name the parameter that no longer fits
-            raise self._parameter_shapes(err) from err
+        W, b = params.get("W"), params.get("b")
+        if type(W) is not np.ndarray or type(b) is not np.ndarray or (W.shape, b.shape) != self._wb:
+            self._check_params("forward")  # (the base class's check, its common case inline: issue 15)
+        Y = X @ W.T
+        if type(b) is np.ndarray and b.dtype is Y.dtype:
+            Y += b  # in place: the sums of X @ W.T + b without a second (batch, out) array
+        else:  # a bias of another dtype or kind: numpy's promotion, as X @ W.T + b
+            Y = Y + b
         known = _validation.KNOWN_FINITE
         if known.defer:  # in a Sequential that looks at Y where it ends up (Sequential.forward)
             known.defer = False
@@ -318,18 +353,6 @@ class Linear(Layer):
         self.cache = {"X": X, "out_shape": Y.shape, "dtype": Y.dtype}
         self._ss = {"X": ssx, "Y": ssy}
         return Y
-
-    def _parameter_shapes(self, err: ValueError) -> ValueError:
-        """The error for a ``W`` or ``b`` whose shape no longer fits the layer (replaced or
-        reshaped after construction), naming each parameter's shape and the expected one."""
-        want = {"W": (self.out_features, self.in_features), "b": (self.out_features,)}
-        got = {k: np.shape(self.params.get(k)) for k in want}
-        wrong = [f"params[{k!r}] has shape {got[k]}, expected {want[k]}" for k in want if got[k] != want[k]]
-        layout = " (a Linear keeps W as (out_features, in_features))" if got["W"] != want["W"] else ""
-        return ValueError(
-            f"{self._where('forward')}: " + ("; ".join(wrong) or f"the parameters do not fit X: {err}")
-            + layout
-        )
 
     @property
     def input_grad_optional(self) -> bool:
@@ -347,6 +370,10 @@ class Linear(Layer):
         product ``dY @ W``, as costly as the forward pass, is skipped and None is
         returned; ``grads`` are the same.
         """
+        params = self.params
+        W, b = params.get("W"), params.get("b")
+        if type(W) is not np.ndarray or type(b) is not np.ndarray or (W.shape, b.shape) != self._wb:
+            self._check_params("backward")  # (before grads are set: an optimizer would meet b's other shape)
         cache = self.cache
         ssd = float_ss(dY)  # _check_dY's common case inline (a finite dY of Y's dtype and shape)
         if ssd is None or cache is None or dY.dtype is not cache["dtype"] or dY.shape != cache["out_shape"]:
@@ -362,7 +389,6 @@ class Linear(Layer):
         self.grads["b"] = db
         if not input_grad:
             return None
-        W = self.params["W"]
         dX = dY @ W
         if W.size < dX.size:
             # |dX[i, j]| <= sqrt(dY[i] . dY[i]) sqrt(W[:, j] . W[:, j]) bounds every partial sum,

@@ -112,6 +112,7 @@ class _BatchNorm(Layer):
         self.dtype = check_float_dtype(dtype, name)
         self.params = norm_params(self.num_features, self.dtype)
         self.grads = {k: np.zeros_like(v) for k, v in self.params.items()}
+        self._declare()
         self.running_mean = np.zeros(self.num_features, self.dtype)
         self.running_var = np.ones(self.num_features, self.dtype)
 
@@ -129,6 +130,7 @@ class _BatchNorm(Layer):
 
     def forward(self, X, training=False):
         """Normalise with batch statistics (training) or running statistics (inference)."""
+        self._check_params("forward")
         where = self._where("forward")
         X = check_array(X, where, shape=self._spec, dtype=self.dtype)
         axes = self._axes
@@ -155,6 +157,7 @@ class _BatchNorm(Layer):
 
     def backward(self, dY):
         """Fill ``grads``; return dX (three-path formula in training, a scale in inference)."""
+        self._check_params("backward")
         dY = self._check_dY(dY)
         xhat, inv_std, m = self.cache["xhat"], self.cache["inv_std"], self.cache["m"]
         axes = self._axes
@@ -355,6 +358,7 @@ class LayerNorm(Layer):
         self.dtype = check_float_dtype(dtype, name)
         self.params = norm_params(self.normalized_shape, self.dtype)
         self.grads = {k: np.zeros_like(v) for k, v in self.params.items()}
+        self._declare()
 
     def _repr_args(self) -> str:
         s = f"{self.normalized_shape}"
@@ -362,6 +366,7 @@ class LayerNorm(Layer):
 
     def forward(self, X, training=False):
         """Normalise each sample over its trailing ``normalized_shape`` axes."""
+        self._check_params("forward")
         where = self._where("forward")
         k = len(self.normalized_shape)
         X = check_array(X, where, min_ndim=k, dtype=self.dtype)
@@ -380,6 +385,7 @@ class LayerNorm(Layer):
 
     def backward(self, dY):
         """Fill ``grads``; return dX by the compact formula over the normalised axes."""
+        self._check_params("backward")
         dY = self._check_dY(dY)
         xhat, inv_std, axes = self.cache["xhat"], self.cache["inv_std"], self.cache["axes"]
         lead = tuple(range(dY.ndim - len(axes)))

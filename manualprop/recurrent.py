@@ -34,6 +34,7 @@ class _Recurrent(Layer):
             self.input_size, self.hidden_size, self._gates, rng, self.dtype
         )
         self.grads = {k: np.zeros_like(v) for k, v in self.params.items()}
+        self._declare()
         self.dh0 = None
 
     def __call__(self, X, training=False, **state):
@@ -151,6 +152,7 @@ class RNN(_Recurrent):
 
     def forward(self, X, training=False, *, h0=None):
         """Run the cell over time; X (N, T, D), h0 (N, H) or None -> Y (N, T, H)."""
+        self._check_params("forward")
         X, (h,) = self._inputs(X, {"h0": h0}, training)
         W_hh = self.params["W_hh"]
         N, T, _ = X.shape
@@ -169,6 +171,7 @@ class RNN(_Recurrent):
 
     def backward(self, dY):
         """BPTT; fills grads, sets ``self.dh0``, returns dX (N, T, D)."""
+        self._check_params("backward")
         dY = self._check_dY(dY)
         X, A, h0 = self.cache["X"], self.cache["A"], self.cache["h0"]
         W_hh = self.params["W_hh"]
@@ -268,6 +271,7 @@ class LSTM(_Recurrent):
 
     def forward(self, X, training=False, *, h0=None, c0=None):
         """Run the cell over time; X (N, T, D), h0/c0 (N, H) or None -> Y (N, T, H)."""
+        self._check_params("forward")
         X, (h, c) = self._inputs(X, {"h0": h0, "c0": c0}, training)
         H = self.hidden_size
         W_hh = self.params["W_hh"]
@@ -295,6 +299,7 @@ class LSTM(_Recurrent):
 
     def backward(self, dY):
         """BPTT; fills grads, sets ``self.dh0`` and ``self.dc0``, returns dX (N, T, D)."""
+        self._check_params("backward")
         dY = self._check_dY(dY)
         cache = self.cache
         X, Y, C, A = cache["X"], cache["Y"], cache["C"], cache["A"]
@@ -408,6 +413,7 @@ class GRU(_Recurrent):
 
     def forward(self, X, training=False, *, h0=None):
         """Run the cell over time; X (N, T, D), h0 (N, H) or None -> Y (N, T, H)."""
+        self._check_params("forward")
         X, (h,) = self._inputs(X, {"h0": h0}, training)
         H = self.hidden_size
         W_hh, b_hh = self.params["W_hh"], self.params["b_hh"]
@@ -436,6 +442,7 @@ class GRU(_Recurrent):
 
     def backward(self, dY):
         """BPTT; fills grads, sets ``self.dh0``, returns dX (N, T, D)."""
+        self._check_params("backward")
         dY = self._check_dY(dY)
         cache = self.cache
         X, Y, A, A_hn = cache["X"], cache["Y"], cache["A"], cache["A_hn"]

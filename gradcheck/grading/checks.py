@@ -14,7 +14,7 @@ same place) and a :class:`GradingTestError` on the reference's, never an element
 from __future__ import annotations
 
 import contextlib
-import math
+import copy
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -36,7 +36,12 @@ from .._adapters import (
     forward_in_mode,
     mode_kwargs,
 )
-from .._large_inputs import at_large_inputs, at_large_predictions
+from .._large_inputs import (
+    at_large_inputs,
+    at_large_predictions,
+    forward_at_large_inputs,
+    loss_at_large_predictions,
+)
 from .._running_stats import NOT_UPDATED, _fmt, at_initial_value
 from ..check import check_layer, check_loss
 from ..compare import ATOL_FLOOR, close, relative_error
@@ -646,6 +651,8 @@ def layer_forward(layer: Any, X: np.ndarray, reference: Any, *, rtol: float = 1e
     loaded = layer
     layer, xs = _one_output(layer, reference, _inputs(X))
     verdict = _forward_graded(layer, reference, xs, X, rtol, atol, training, points, seed, params, expect_nonfinite)
+    if verdict.passed and not expect_nonfinite:  # as layer_gradients probes (grade40: an unshifted softmax)
+        _large_forward_graded(verdict, layer, reference, xs, rtol, atol, training)
     if training and not verdict.passed and _reference_random(reference, xs):
         raise GradingTestError(
             f"grade.layer_forward(..., training=True) against {type(reference).__name__}, whose training forward is "
@@ -657,6 +664,24 @@ def layer_forward(layer: Any, X: np.ndarray, reference: Any, *, rtol: float = 1e
     return _forward_at_each_value(loaded, reference, xs, verdict, partial(
         _forward_graded, X=X, rtol=rtol, atol=atol, training=training, points=points, seed=seed, params=params,
         expect_nonfinite=expect_nonfinite))
+
+
+def _large_forward_graded(verdict: Verdict, layer: Any, reference: Any, xs: list[np.ndarray], rtol: float,
+                          atol: float, training: bool) -> None:
+    """Fail, in place, :func:`layer_forward`'s passing part ``Y`` when the layer's output differs from the reference's
+    at inputs of size 1000 (:func:`gradcheck._large_inputs.forward_at_large_inputs`: X + 1000, X - 1000, the rows
+    apart, forward alone, the first difference ending it), its message check's note: a softmax without its max shift
+    matches at the test's input and is NaN there (grade40: layer_gradients probed, layer_forward gave it full marks)."""
+    owner = type(layer).__name__
+    names = ["X"] if len(xs) == 1 else [f"X{i}" for i in range(len(xs))]
+    call = Call(layer, owner, xs, names, V.layer_params(layer, owner), training)
+    part = verdict.parts[0]
+    try:  # on a copy: the reference's running statistics are the test's
+        y_shape = np.shape(forward_in_mode(copy.deepcopy(reference), xs, training))
+    except Exception:  # noqa: BLE001 - a reference that cannot be copied or run here: no probe
+        return
+    if note := forward_at_large_inputs(call, reference, y_shape, rtol, atol):
+        part.passed, part.message = False, f"Y matches the reference's at the test's input; {note}"
 
 
 def _forward_at_each_value(layer: Any, reference: Any, xs: list[np.ndarray], first: Verdict, graded: Any) -> Verdict:
@@ -977,7 +1002,7 @@ def _random_both(layer: Any, reference: Any, xs: list[np.ndarray], owner: str) -
     Three forwards of a sparse output (a dropout after a ReLU leaving few entries nonzero) can agree by chance
     (redteam39 F5: a right model compared with the reference's own mask), so against a random reference they are
     tried again, :data:`~gradcheck.diagnose.REFERENCE_FORWARDS` forwards or more in all."""
-    from ..diagnose import REFERENCE_FORWARDS, held_forward
+    from ..diagnose import REFERENCE_FORWARDS, held_forward, rounds_needed
 
     if not _reference_random(reference, xs):
         return None
@@ -988,36 +1013,8 @@ def _random_both(layer: Any, reference: Any, xs: list[np.ndarray], owner: str) -
             return (proxy,)
         done += 1
         if done == -(-REFERENCE_FORWARDS // 3):  # (three rounds agreed: as many as a right layer needs, from the ref)
-            rounds = _rounds_needed(reference, xs)
+            rounds = rounds_needed(reference, xs)  # (the chance a right layer gets here: its docstring's bound)
     return () if same_mask(layer, reference, xs) else None
-
-
-#: :func:`_rounds_needed`'s trials of the reference (three forwards each, in process) and the most rounds of three
-#: forwards of the student's layer it asks (each a sandbox round trip), and the chance it leaves a right layer.
-AGREEMENT_TRIALS, MAX_ROUNDS, AGREEMENT_CHANCE = 200, 40, 1e-6
-
-
-def _rounds_needed(reference: Any, xs: list[np.ndarray]) -> int:
-    """How many rounds of three training forwards of a layer drawing as ``reference`` draws must all agree (each
-    round's three forwards the same) before it is read as not random: at least 3, and as many as make the chance a right
-    layer's rounds all agree under :data:`AGREEMENT_CHANCE`, from the share of :data:`AGREEMENT_TRIALS` trials of the
-    reference's own three forwards (on a copy) that agree, counted with one more (never 0), at most
-    :data:`MAX_ROUNDS`. A dropout at a low rate on a small input keeps every entry at three calls often (redteam40 F1:
-    Dropout(0.05) on 6 entries, 9 forwards agreeing one time in sixteen: a right layer was compared with the
-    reference's own mask, or called a fixed mask)."""
-    import copy
-
-    try:
-        ref = copy.deepcopy(reference)
-        agree = 0
-        for _ in range(AGREEMENT_TRIALS):
-            Y1, Y2, Y3 = (np.asarray(forward_in_mode(ref, [x.copy() for x in xs], True), dtype=np.float64)
-                          for _ in range(3))
-            agree += bool(np.array_equal(Y1, Y2) and np.array_equal(Y1, Y3))
-    except Exception:  # noqa: BLE001 - a reference that cannot be copied or run here: the three rounds
-        return 3
-    share = (agree + 1) / (AGREEMENT_TRIALS + 1)
-    return MAX_ROUNDS if share >= 1 else min(MAX_ROUNDS, max(3, math.ceil(math.log(AGREEMENT_CHANCE) / math.log(share))))
 
 
 def _reference_random(reference: Any, xs: list[np.ndarray]) -> bool:
@@ -2033,8 +2030,10 @@ def loss_value(loss: Any, y_true: np.ndarray, logits: np.ndarray, reference: Any
         L = float(np.asarray(out, dtype=np.float64))  # compared below: a NaN the test may expect
     except GradcheckError as exc:
         return Verdict([Part("L", points, False, str(exc))])
-    if _agree(np.array(L), np.array(L_ref), rtol, atol, expect_nonfinite):
-        return Verdict([Part("L", points, True)])
+    if _agree(np.array(L), np.array(L_ref), rtol, atol, expect_nonfinite):  # then at logits of size 1000 (grade40)
+        note = "" if expect_nonfinite else _large_loss_value(loss, y_true, logits, reference)
+        return Verdict([Part("L", points, not note, note and f"the loss matches the reference's at the test's "
+                             f"logits; {note}")])
     if not np.isfinite(L):
         return Verdict([Part("L", points, False, _overflowed(L, L_ref, logits))])
     N = np.shape(logits)[0]
@@ -2044,6 +2043,22 @@ def loss_value(loss: Any, y_true: np.ndarray, logits: np.ndarray, reference: Any
     elif close(np.array(L), np.array(L_ref * N), rtol, atol):
         hint = f" It is {N} times the expected value: a sum where the mean over the batch is due."
     return Verdict([Part("L", points, False, f"the loss is {L:.8g}; expected {L_ref:.8g}.{hint}")])
+
+
+def _large_loss_value(loss: Any, y_true: np.ndarray, logits: np.ndarray, reference: Any) -> str:
+    """:func:`gradcheck._large_inputs.loss_at_large_predictions`'s note for :func:`loss_value`: the loss's value
+    differs from the reference's at logits of size 1000 (a cross-entropy without its max shift is NaN there), or ""."""
+    owner = type(loss).__name__
+    signature = (getattr(loss, "protocol", None) or {}).get("signature") or "forward(y_true, y_pred)"
+    yt, z = np.array(y_true, copy=True), np.array(logits, dtype=np.float64, copy=True)
+
+    def value(x: np.ndarray) -> float:
+        out = V.call_student(loss.forward, yt.copy(), x.copy(), owner=owner, call=signature)
+        return float(V.loss_scalar(out, owner, signature))
+    try:
+        return loss_at_large_predictions(reference, yt, z, value)
+    except GradcheckError:  # the loss's value there is no scalar: its other tests say so
+        return ""
 
 
 def loss_gradient(loss: Any, y_true: np.ndarray, logits: np.ndarray, reference: Any, *, points: float = 1.0,
