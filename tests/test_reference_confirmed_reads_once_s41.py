@@ -52,3 +52,18 @@ def test_a_faulty_reference_is_still_named_with_one_reading(readings):
         checks._reference_confirmed(Doubling(k=3.0), _inputs(), ["dx", "dw"], ["dx", "dw"],
                                     CheckConfig(training=False, seed=3))
     assert len(readings) == 1
+
+
+def test_the_copy_takes_the_reading_of_the_reference_it_copies(monkeypatch):
+    """The deep copy _reference_confirmed differences is the same code on copies of the same objects: its forward is
+    never walked, the reference's reading is taken (kept by the grader's own forwards of the reference; a walk of
+    forward's source and what it reaches was a fifth of a failing ReLU's hidden test)."""
+    import manualprop as mp
+    from gradcheck import _switch_reach
+
+    ref, xs = mp.ReLU(), _inputs()[:1]
+    _adapters.forward_in_mode(ref, xs, False)  # as the grader ran it
+    walked, real = [], _switch_reach._Walk.visit
+    monkeypatch.setattr(_switch_reach._Walk, "visit", lambda self, *a: walked.append(self.obj) or real(self, *a))
+    assert checks._reference_confirmed(ref, xs, ["dX"], ["dX"], CheckConfig(training=False, seed=3)) is None
+    assert walked and all(o is ref for o in walked)  # the copy's before

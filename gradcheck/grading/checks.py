@@ -1535,13 +1535,14 @@ def _reference_confirmed(reference: Any, xs: list[np.ndarray], failed: list[str]
     correct submission would be blamed (tester17g F6: a reference with ``db = dY.mean`` told a correct student
     "db is 8 times too large"), as a NaN in the reference is. Only for a reference of the params/grads protocol
     with one output array and a deterministic forward, in eval mode; others are left as they are. Forward's eval
-    keywords are found once for its calls here (:func:`~gradcheck._adapters.mode_kwargs`: a reading of its source;
-    the copy is a new object, whose every :func:`~gradcheck._adapters.forward_in_mode` read it again)."""
+    keywords are found once for its calls here, by the reading of the reference itself (:func:`~gradcheck._adapters.
+    mode_kwargs`: the copy is a new object, whose every :func:`~gradcheck._adapters.forward_in_mode` read its source
+    again)."""
     import copy
 
     try:
         ref, xs = copy.deepcopy(reference), [np.array(x, dtype=np.float64) for x in xs]
-        params, kw = ref.params, mode_kwargs(ref, False)
+        params, kw = ref.params, mode_kwargs(ref, False, like=reference)
         Y = ref.forward(*[x.copy() for x in xs], **kw)
         if config.training or not isinstance(Y, np.ndarray) or not np.array_equal(
                 Y, ref.forward(*[x.copy() for x in xs], **kw)):
