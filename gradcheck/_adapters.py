@@ -949,11 +949,12 @@ def forward_in_mode(obj, xs, training):
     return fn(*[x.copy() for x in xs], **mode_kwargs(obj, training))
 
 
-def mode_kwargs(obj, training):
+def mode_kwargs(obj, training, like=None):
     """The keywords :func:`forward_in_mode` passes ``obj.forward`` for mode ``training``, its switches outside forward's
     arguments (``self.training``) set on ``obj`` now: for many forwards of one mode (reading :func:`mode_keyword`
-    from the source costs milliseconds a call)."""
-    return _training_kw(obj.forward, training, mode_keyword(obj.forward))
+    from the source costs milliseconds a call). ``like``: the object ``obj`` is a deep copy of, whose reading (kept
+    while what it read is unchanged) is the copy's: the copy, a new object, would be read again."""
+    return _training_kw(obj.forward, training, mode_keyword((obj if like is None else like).forward))
 
 
 #: numpy-ml's reset (``LayerBase.flush_gradients``): it empties the inputs forward appends to ``self.X`` and zeroes the

@@ -9,6 +9,7 @@ interpreter.
 from __future__ import annotations
 
 import ast
+import functools
 import subprocess
 import sys
 from pathlib import Path
@@ -38,6 +39,25 @@ ALLOWED = {
 }
 
 
+@functools.cache
+def _parsed(path: Path) -> tuple:
+    """What these tests read of the module at ``path``, from one parse (the tests below read each of gradcheck's
+    4 MB of source several times: parsed again each time, they took 15 s of a quiet machine): its ``from``
+    imports at module level and anywhere (each ``(level, module, names)``), every function's ``(name, lines)``,
+    and the names its body defines (functions and classes)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    top = [n for node in tree.body for n in (ast.walk(node) if isinstance(node, (ast.Try, ast.If)) else [node])]
+    every = list(ast.walk(tree))
+
+    def imports(nodes):
+        return tuple((n.level, n.module, tuple(a.name for a in n.names)) for n in nodes if isinstance(n, ast.ImportFrom))
+
+    return (imports(top), imports(every),  # a module-level import under if/try counts
+            tuple((n.name, n.end_lineno - n.lineno + 1) for n in every
+                  if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))),
+            tuple(n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))))
+
+
 def module_imports(name: str, anywhere: bool = False) -> set[str]:
     """The gradcheck modules ``gradcheck/<name>.py`` imports at module level (not inside functions), or, with
     ``anywhere``, wherever they are imported; ``grading`` is the subpackage's files together (what they import
@@ -46,13 +66,11 @@ def module_imports(name: str, anywhere: bool = False) -> set[str]:
     level = 2 if name == "grading" else 1
     out = set()
     for f in files:
-        tree = ast.parse(f.read_text(encoding="utf-8"))
-        top = [n for node in tree.body for n in (ast.walk(node) if isinstance(node, (ast.Try, ast.If)) else [node])]
-        for node in ast.walk(tree) if anywhere else top:  # a module-level import under if/try counts
-            if isinstance(node, ast.ImportFrom) and node.level == level:
-                out |= {node.module.split(".")[0]} if node.module else {a.name for a in node.names}
-            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("gradcheck."):
-                out.add(node.module.split(".")[1])
+        for node_level, module, names in _parsed(f)[1 if anywhere else 0]:
+            if node_level == level:
+                out |= {module.split(".")[0]} if module else set(names)
+            elif (module or "").startswith("gradcheck."):
+                out.add(module.split(".")[1])
     return out - {name}
 
 
@@ -110,10 +128,9 @@ KNOWN_LONG: set = set()
 
 def _long_functions() -> dict:
     """``{"package/module.py::name": lines}`` of every function or method over the limit in :data:`LIMITED`."""
-    return {f"{p.relative_to(PKG.parent)}::{n.name}": n.end_lineno - n.lineno + 1
+    return {f"{p.relative_to(PKG.parent)}::{name}": lines
             for pkg in LIMITED for p in sorted((PKG.parent / pkg).rglob("*.py"))
-            for n in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
-            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.end_lineno - n.lineno + 1 > MAX_FUNCTION_LINES}
+            for name, lines in _parsed(p)[2] if lines > MAX_FUNCTION_LINES}
 
 
 def test_no_function_in_gradcheck_autoprop_or_manualprop_is_longer_than_80_lines():
@@ -136,8 +153,7 @@ def test_no_module_defines_a_function_or_class_twice():
     twice = []
     for pkg in ("gradcheck", "autoprop", "manualprop"):
         for p in sorted((PKG.parent / pkg).rglob("*.py")):
-            names = [n.name for n in ast.parse(p.read_text(encoding="utf-8")).body
-                     if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+            names = list(_parsed(p)[3])
             twice += [f"{p.relative_to(PKG.parent)}::{n}" for n in sorted(set(names)) if names.count(n) > 1]
     assert not twice, "defined twice in one module (the second replaces the first): " + ", ".join(twice)
 

@@ -1531,21 +1531,25 @@ def _reference_confirmed(reference: Any, xs: list[np.ndarray], failed: list[str]
     process, at the same evaluation point): one that disagrees is a GradingTestError naming the tensor, since a
     correct submission would be blamed (tester17g F6: a reference with ``db = dY.mean`` told a correct student
     "db is 8 times too large"), as a NaN in the reference is. Only for a reference of the params/grads protocol
-    with one output array and a deterministic forward, in eval mode; others are left as they are."""
+    with one output array and a deterministic forward, in eval mode; others are left as they are. Forward's eval
+    keywords are found once for its calls here, by the reading of the reference itself (:func:`~gradcheck._adapters.
+    mode_kwargs`: the copy is a new object, whose every :func:`~gradcheck._adapters.forward_in_mode` read its source
+    again)."""
     import copy
 
     try:
         ref, xs = copy.deepcopy(reference), [np.array(x, dtype=np.float64) for x in xs]
-        params = ref.params
-        Y = forward_in_mode(ref, xs, False)
+        params, kw = ref.params, mode_kwargs(ref, False, like=reference)
+        Y = ref.forward(*[x.copy() for x in xs], **kw)
         if config.training or not isinstance(Y, np.ndarray) or not np.array_equal(
-                Y, forward_in_mode(ref, xs, False)):
+                Y, ref.forward(*[x.copy() for x in xs], **kw)):
             return
         rng = np.random.default_rng([config.seed, 17])
         G = rng.standard_normal(Y.shape)
         ret = ref.backward(G.copy())
         grads = dict(zip(d_in, ret if len(xs) > 1 else [ret])) | {f"d{k}": v for k, v in ref.grads.items()}
-        wrong = [n for n in failed if _directional_miss(ref, xs, params, n, d_in, grads.get(n), G, rng, kinks=True)]
+        wrong = [n for n in failed if _directional_miss(ref, xs, params, n, d_in, grads.get(n), G, rng, kinks=True,
+                                                        kw=kw)]
     except Exception:  # noqa: BLE001 - a reference this cannot read: the comparison's verdict stands
         return
     if wrong:
@@ -1557,23 +1561,26 @@ def _reference_confirmed(reference: Any, xs: list[np.ndarray], failed: list[str]
 
 
 def _directional_miss(ref: Any, xs: list[np.ndarray], params: Any, name: str, d_in: list[str], grad: Any,
-                      G: np.ndarray, rng: np.random.Generator, training: bool = False, kinks: bool = False) -> bool:
+                      G: np.ndarray, rng: np.random.Generator, training: bool = False, kinks: bool = False,
+                      kw: Mapping[str, Any] | None = None) -> bool:
     """Whether the reference's gradient ``grad`` of tensor ``name`` (an input's, or ``d`` + a parameter key) misses
     the central difference of ``sum(forward * G)`` along a random direction by more than round-off. ``kinks``: the
     direction leaves an input's entries that are exactly 0 where they are, a kink of ReLU's or LeakyReLU's that a test
     puts inputs at on purpose: a difference across it averages the two sides' slopes, which no gradient has, so a
     correct reference read there was "faulty" and the student's row never named the kink (fix38a; the row now says
-    it, :func:`_at_zero_parts`)."""
+    it, :func:`_at_zero_parts`). ``kw``: forward's keywords of mode ``training`` (:func:`~gradcheck._adapters.mode_kwargs`)
+    when the caller found them for its own forwards, else found here once for the two."""
     target = xs[d_in.index(name)] if name in d_in else params[name[1:]]
     if not isinstance(grad, np.ndarray) or grad.shape != np.shape(target):
         return False
     v, h, base = rng.standard_normal(grad.shape), 1e-6, np.array(target, copy=True)
     if kinks and name in d_in:
         v[base == 0] = 0.0
+    kw = mode_kwargs(ref, training) if kw is None else kw
 
     def loss(step: float) -> float:
         target[...] = base + step * v
-        return float(np.sum(forward_in_mode(ref, xs, training) * G))
+        return float(np.sum(ref.forward(*[x.copy() for x in xs], **kw) * G))
 
     try:
         num = difference_quotient(loss, h)  # the one central-difference kernel
