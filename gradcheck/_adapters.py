@@ -8240,9 +8240,18 @@ def _try(fn, *args):
 def generators(obj):
     """numpy Generators / RandomStates and Python ``random.Random`` objects reachable from ``obj`` (:func:`walk`),
     each once, in a fixed order: a deep copy of ``obj`` gives its own generators in the same order. Modules,
-    classes and functions are not entered (numpy's global generator is :func:`global_states`')."""
-    found = [v for _, v in walk(obj) if isinstance(v, (np.random.Generator, np.random.RandomState, random.Random))]
+    classes and functions are not entered (numpy's global generator is :func:`global_states`'), nor the states a
+    held layer keeps (:func:`_rewind_record`: no generator among them; a rewinding forward walks its layer at every
+    call, and Python's ``random`` state alone is a tuple of 625 ints)."""
+    found = [v for _, v in walk(obj, enter=lambda path, v: not _rewind_record(path, v))
+             if isinstance(v, (np.random.Generator, np.random.RandomState, random.Random))]
     return list({id(g): g for g in found}.values())
+
+
+def _rewind_record(path, v) -> bool:
+    """Whether ``v`` at ``path`` is what :func:`hold_random` keeps under ``_gradcheck_rewind``: ``(the states of the
+    layer's generators, the global ones' states)``, values that hold no generator."""
+    return path[-1:] == ((".", "_gradcheck_rewind"),) and type(v) is tuple and len(v) == 2 and type(v[0]) is list
 
 
 def _state(g, state=None):

@@ -496,6 +496,10 @@ def _same(a, b) -> bool:
 #: the newest last. The object is never held (a sandboxed layer's proxy holds its sandbox's process).
 _WALKS: dict = {}
 _WALKS_KEPT = 32
+#: The newest walk of each class's forward (:func:`_walk`): ``{key with the object's class: (reads, result)}``, as in
+#: :data:`_WALKS`, for another object of that class (a reference's copy: a grading test's reference is copied for each
+#: probe, and each copy's forward was walked again); given to it only while every read gives the same value on it.
+_CLASS_WALKS: dict = {}
 
 
 def _walker() -> tuple:
@@ -510,8 +514,10 @@ def _walk(obj, func, binds, owner):
     ``owner`` the class defining it: kept for the same object, function, bindings and walking code, and given again
     only while every read it made (:attr:`_Walk.reads`: the values of the attributes, items and globals it read, the
     methods each call resolved to, the closures) gives the same value again (grading and check read one forward's
-    switches about ten times a check, each walk a few milliseconds). A fresh :class:`_Walk` holds the kept results
-    (its own lists: the caller may change them). An object that takes no weak reference is walked each time."""
+    switches about ten times a check, each walk a few milliseconds); for another object of the same class, the newest
+    walk of that class (:data:`_CLASS_WALKS`) on the same terms, its reads made on the new object. A fresh
+    :class:`_Walk` holds the kept results (its own lists: the caller may change them). An object that takes no weak
+    reference is walked each time."""
     try:
         ref = weakref.ref(obj)
     except TypeError:
@@ -520,19 +526,33 @@ def _walk(obj, func, binds, owner):
     kept = _WALKS.pop(key, None) if ref is not None else None
     if kept is not None and kept[0]() is obj and _still(kept[1], obj):
         _WALKS[key] = kept  # the newest
+        return _kept_walk(obj, kept[2])
+    of_class = (type(obj), *key[1:])
+    kept = _CLASS_WALKS.get(of_class) if ref is not None else None
+    if kept is not None and _still(kept[0], obj):  # another object of the class, every read the same on this one
+        reads, result = kept
+    else:
         walk = _Walk(obj)
-        found, walk.assigned, walk.alias, walk.lost = kept[2][0], set(kept[2][1]), dict(kept[2][2]), set(kept[2][3])
-        walk.found = {p: list(w) for p, w in found}
-        return walk
-    walk = _Walk(obj)
-    walk.visit(func, binds, 0, owner)
-    if ref is None:
-        return walk
-    _WALKS[key] = (ref, tuple(walk.reads.values()), (tuple((p, tuple(w)) for p, w in walk.found.items()),
+        walk.visit(func, binds, 0, owner)
+        if ref is None:
+            return walk
+        reads, result = tuple(walk.reads.values()), (tuple((p, tuple(w)) for p, w in walk.found.items()),
                                                      frozenset(walk.assigned), tuple(walk.alias.items()),
-                                                     frozenset(walk.lost)))
-    while len(_WALKS) > _WALKS_KEPT:  # the oldest out
-        _WALKS.pop(next(iter(_WALKS)), None)
+                                                     frozenset(walk.lost))
+    _CLASS_WALKS.pop(of_class, None)
+    _CLASS_WALKS[of_class] = (reads, result)
+    _WALKS[key] = (ref, reads, result)
+    for kept_walks in (_WALKS, _CLASS_WALKS):
+        while len(kept_walks) > _WALKS_KEPT:  # the oldest out
+            kept_walks.pop(next(iter(kept_walks)), None)
+    return _kept_walk(obj, result)
+
+
+def _kept_walk(obj, result) -> _Walk:
+    """A fresh :class:`_Walk` of ``obj`` holding a kept walk's ``result`` (its own lists: the caller may change them)."""
+    walk = _Walk(obj)
+    found, walk.assigned, walk.alias, walk.lost = result[0], set(result[1]), dict(result[2]), set(result[3])
+    walk.found = {p: list(w) for p, w in found}
     return walk
 
 
