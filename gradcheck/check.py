@@ -15,6 +15,7 @@ import numpy as np
 
 from . import _validation as V
 from ._large_inputs import at_large_inputs, at_large_predictions
+from ._layout import layout_rerun
 from .compare import (
     ATOL_FLOOR,
     EXTRAPOLATION_ROUNDOFF,
@@ -396,9 +397,8 @@ def _check_mode(call: Call, cfg: CheckConfig, rng, twin, init, reference, upstre
             if not (cfg_atol_default and _unreached(call, Y, G, k, arrays, display[k], notes)):  # tester33 F3
                 _swamped(atols[k], arrays, display[k], records, notes, given=not cfg_atol_default)
     _one_sign(call, G, {k: manual[k] for k in dkeys}, cfg.rtol, atol, display, records, notes)
-    if all(r.passed for r in records):  # verify40 H1: numbers that change with the memory layout
-        _other_layout(call, G, Y, {k: manual[k] for k in dkeys}, cfg.rtol, {"Y": atol, **atols}, display, records,
-                      notes)
+    if not wrong and all(r.passed for r in records):  # verify40 H1: numbers that change with the memory layout
+        layout_rerun(call, G, Y, manual, cfg.rtol, {"Y": atol, **atols}, display, records, notes)
     if reference is not None and all(r.passed for r in records):  # what the drawn input cannot show (newuser38 F10)
         at_large_inputs(call, reference, G, cfg.rtol, {"Y": atol, **atols}, display, records, notes)
     res = CheckResult(
@@ -441,49 +441,6 @@ def _one_sign(call: Call, G: np.ndarray, manual: dict, rtol: float, atol: float,
         rec = next(r for r in records if r.tensor == display[k])
         rec.comparisons.append(compare(manual[k], other, "call1-vs-call2", rtol=rtol, atol=atol))
         notes.append(note)
-
-
-def _other_layout(call: Call, G: np.ndarray, Y: np.ndarray, manual: dict, rtol: float, atols: Mapping[str, float],
-                  display: dict, records: list[TensorRecord], notes: list[str]) -> None:
-    """Forward again at each float input of two axes or more in Fortran order (the same values in another memory
-    layout: what a transpose or a column slice of the previous layer hands on) and backward at ``G`` so laid out; ``Y``
-    and each gradient in ``manual`` that differ from the C-ordered run's fail their record by a ``call1-vs-call2``
-    comparison, a note saying why (verify40 H1: a pooling whose ``as_strided`` windows took their strides from the
-    shape PASSed, and was wrong on a strided input; PyTorch's ``test_noncontiguous_samples`` checks the same). A
-    sandboxed layer is given that layout in its child (:meth:`gradcheck.sandbox.RemoteLayer.forward`). Then forward
-    runs once more at the C-ordered inputs, so that the layer's cache is the check's again."""
-    def fortran(x):
-        return np.asfortranarray(x) if isinstance(x, np.ndarray) and x.ndim >= 2 and x.dtype.kind == "f" else x
-    if not any(fortran(x) is not x for x in (*call.inputs, G)):
-        return
-    with np.errstate(all="ignore"):
-        try:
-            Yf = call.forward(*[fortran(x.copy()) for x in call.inputs])
-            got = {k: v for k, v in manual_source(call, fortran(G.copy())).items() if k in manual}
-        except (StudentCodeError, GradientShapeError) as exc:  # it raised there: said, no verdict of its own
-            notes.append(f"{call.owner} raised with its inputs and dY in Fortran order (the same values in another "
-                         f"memory layout): {str(exc)[:300]}")
-            return
-        finally:
-            with contextlib.suppress(Exception):  # the cache as the check left it
-                call.forward(*[x.copy() for x in call.inputs])
-    bad = []
-    for k, a, b in [("Y", Y, Yf), *((k, manual[k], g) for k, g in got.items())]:
-        c = compare(a, b, "call1-vs-call2", rtol=rtol, atol=atols.get(k, atols["Y"]))
-        rec = next((r for r in records if r.tensor == ("Y" if k == "Y" else display.get(k))), None)
-        if rec is None and not c.passed and k == "Y":
-            records.insert(0, rec := TensorRecord("Y", tuple(Y.shape), "forward"))
-        if rec is not None and not c.passed:
-            rec.comparisons.append(c)
-            bad.append("Y" if k == "Y" else display.get(k, k))
-    if bad:
-        notes.append(f"its numbers change with the memory layout ({', '.join(bad)} differ by up to "
-                     f"{max(c.max_abs_error for r in records for c in r.comparisons if c.pair == 'call1-vs-call2'):.3g})"
-                     " when its inputs and dY hold the same values in another memory layout (Fortran order, as a "
-                     "transpose or a column slice of the previous layer gives them): forward or backward reads the "
-                     "memory as if it were C-contiguous (strides for np.lib.stride_tricks.as_strided computed from "
-                     "the shape instead of taken from x.strides, a buffer read with .data or np.frombuffer); "
-                     "take the strides from the array, or call np.ascontiguousarray first.")
 
 
 def _manual_checked(call: Call, G: np.ndarray) -> tuple[dict[str, np.ndarray], dict[str, tuple], list]:
