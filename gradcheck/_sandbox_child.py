@@ -199,7 +199,7 @@ class Packer:
 
 def _laid_out(np, arrays, req):
     """``arrays`` with those at the request's ``fortran`` positions as Fortran-ordered copies: the layout the parent's
-    arrays had (the shared memory and the codec carry C order; verify40 H1, the check's other-layout probe). A copy is
+    arrays had (the shared memory and the codec carry C order; verify40 H1, the check's memory-layout rerun). A copy is
     not the shared memory: a write into it is not seen, as that probe's forward is not the one judged for writes."""
     at = req.get("fortran") or ()
     return [np.asfortranarray(a) if i in at and isinstance(a, np.ndarray) and a.ndim >= 2 else a

@@ -2174,7 +2174,7 @@ def _inputs(inputs: Sequence[Any]) -> list[np.ndarray]:
 def _fortran(xs: Sequence[np.ndarray]) -> dict[str, list[int]]:
     """``{"fortran": [i, ...]}``, the positions of the arrays of ``xs`` of two axes or more laid out in Fortran order
     and not in C order, which the child hands on so laid out (shared memory and the codec carry C order: verify40
-    H1, :func:`gradcheck.check._other_layout`); ``{}`` when there is none, the request as before."""
+    H1, :mod:`gradcheck._layout`); ``{}`` when there is none, the request as before."""
     at = [i for i, x in enumerate(xs) if x.ndim >= 2 and x.flags.f_contiguous and not x.flags.c_contiguous]
     return {"fortran": at} if at else {}
 
