@@ -197,6 +197,15 @@ class Packer:
         return b"".join(self.parts)
 
 
+def _laid_out(np, arrays, req):
+    """``arrays`` with those at the request's ``fortran`` positions as Fortran-ordered copies: the layout the parent's
+    arrays had (the shared memory and the codec carry C order; verify40 H1, the check's memory-layout rerun). A copy is
+    not the shared memory: a write into it is not seen, as that probe's forward is not the one judged for writes."""
+    at = req.get("fortran") or ()
+    return [np.asfortranarray(a) if i in at and isinstance(a, np.ndarray) and a.ndim >= 2 else a
+            for i, a in enumerate(arrays)]
+
+
 def decode(np, obj, payload, max_nodes=MAX_NODES, allowed=ALLOWED_DTYPES):
     """The header with its array stand-ins replaced by new arrays; ProtocolViolation past the rules.
 
@@ -1509,8 +1518,8 @@ class Child:
         parent reads after the reply: whether forward wrote into them is the parent's to see, not this reply's."""
         np = self.np
         try:
-            out, calls = self.forward_counted(obj, req, req.get("shared", req.get("inputs", [])),
-                                              self.set_params, obj, req.get("params"))
+            out, calls = self.forward_counted(obj, req, _laid_out(self.np, req.get("shared", req.get("inputs", [])),
+                                                                  req), self.set_params, obj, req.get("params"))
         except BaseException as exc:  # noqa: BLE001
             return self.fail(exc)
         own, given = getattr(obj, "params", None), req.get("params") or {}
@@ -1571,7 +1580,7 @@ class Child:
         backward (reading ``forward``, ``backward`` and the cache for the guard: a property, an array subclass's
         hooks) and after it (the guard's comparison, ``grads`` and ``params`` read: a Mapping's ``__getitem__``, a
         property); -1 when one of the counts was switched off."""
-        args = req.get("shared") or ([req["dY"]] if req.get("dY") is not None else [])
+        args = _laid_out(self.np, req.get("shared") or ([req["dY"]] if req.get("dY") is not None else []), req)
         count, codes = req.get("count_forward"), set()  # forward's codes: filled by _backward_setup, counted in
         try:
             (backward, student, guard), n0 = _counting(count, codes, _backward_setup, self.AD, obj, codes,

@@ -15,6 +15,7 @@ import numpy as np
 
 from . import _validation as V
 from ._large_inputs import at_large_inputs, at_large_predictions
+from ._layout import layout_rerun
 from .compare import (
     ATOL_FLOOR,
     EXTRAPOLATION_ROUNDOFF,
@@ -398,6 +399,8 @@ def _check_mode(call: Call, cfg: CheckConfig, rng, twin, init, reference, upstre
             if not (cfg_atol_default and _unreached(call, Y, G, k, arrays, display[k], notes)):  # tester33 F3
                 _swamped(atols[k], arrays, display[k], records, notes, given=not cfg_atol_default)
     _one_sign(call, G, {k: manual[k] for k in dkeys}, cfg.rtol, atol, display, records, notes)
+    if not wrong and all(r.passed for r in records):  # verify40 H1: numbers that change with the memory layout
+        layout_rerun(call, G, Y, manual, cfg.rtol, {"Y": atol, **atols}, display, records, notes)
     if reference is not None and all(r.passed for r in records):  # what the drawn input cannot show (newuser38 F10)
         at_large_inputs(call, reference, G, cfg.rtol, {"Y": atol, **atols}, display, records, notes)
     res = CheckResult(

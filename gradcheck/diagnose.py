@@ -96,6 +96,7 @@ from .numerical import (
 from .numerical import directional_derivatives as _directional
 from .numerical import directional_kinks as _directional_kinks
 from .numerical import layer_numerical_gradients as _numerical
+from .result import LAYOUT_PAIR
 from .sources import (
     CACHE_REWRITTEN,
     SAME_BACKWARD_CHECKED,
@@ -456,6 +457,12 @@ DIAGNOSES: dict[str, Record] = {
         "({ts} change when a second layer of the same class runs forward in between): the cache is "
         "shared, e.g. a class attribute or a global", "store it on self in forward"),
     "stale-cache": Record("stale cache", "backward {how}", _CACHE),
+    "memory-layout": Record(  # _layout_named (verify40 H1): check's rerun at Fortran-ordered inputs and dY
+        "numbers change with the memory layout", "{ts} change{s} when the inputs and dY hold the same values in "
+        "Fortran order (what a transpose or a column slice of the previous layer's output hands on): the code reads "
+        "memory as if it were C-contiguous", "take the strides from the array (x.strides, not from its shape) for "
+        "np.lib.stride_tricks.as_strided, read no buffer (.data, np.frombuffer, tobytes), or call "
+        "np.ascontiguousarray(x) first"),
     "reused-sublayer": Record(  # _reused_sublayer (newuser38 F8)
         "one sub-layer used twice", "{what}: one layer object keeps one cache, so its second call overwrites what "
         "the first call's backward needs, and backward reads the last call's cache at every use",
@@ -6791,7 +6798,20 @@ def _diagnose_as_given(layer, X, owner: str, training, more, kw, drawn: bool) ->
         if not diag.passed and diag.result is not None:
             _name_bound(layer, X, diag, seed)
         _reuse_named(layer, diag, owner)
+        _layout_named(diag)
         return diag
+
+
+def _layout_named(diag: Diagnosis) -> None:
+    """The ``memory-layout`` finding first in ``diag`` when what failed, unnamed, is the check's memory-layout rerun
+    alone (:mod:`gradcheck._layout`: each failing record fails its ``C-order-vs-Fortran-order`` comparison only)."""
+    res = diag.result
+    if diag.passed or diag.error is not None or res is None or not set(diag.codes) <= {"wrong-values"}:
+        return
+    bad = [r for r in res.records if not r.passed]
+    if bad and all(c.passed or c.pair == LAYOUT_PAIR for r in bad for c in r.comparisons):
+        diag.findings.insert(0, _find("memory-layout", ts=", ".join(r.tensor for r in bad),
+                                      s="s" if len(bad) == 1 else ""))
 
 
 def _reuse_named(layer: Any, diag: Diagnosis, owner: str) -> None:

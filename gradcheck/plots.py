@@ -22,7 +22,8 @@ _BASE = ERROR_FLOOR / 10  # bars start one decade below the floor: a clamped val
 
 #: One colour per comparison pair (colour-blind-safe Okabe-Ito palette).
 PAIR_COLORS = {"manual-vs-numerical": "#0072B2", "tape-vs-numerical": "#E69F00", "manual-vs-tape": "#009E73",
-               "manual-vs-reference": "#CC79A7", "call1-vs-call2": "#D55E00"}
+               "manual-vs-reference": "#CC79A7", "call1-vs-call2": "#D55E00",
+               "C-order-vs-Fortran-order": "#56B4E9"}
 
 
 def _plain(text: str) -> str:

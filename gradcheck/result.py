@@ -19,7 +19,9 @@ __all__ = ["PAIRS", "ALL_PAIRS", "NONDETERMINISTIC", "TensorRecord", "CheckResul
 PAIRS = ("manual-vs-numerical", "tape-vs-numerical", "manual-vs-tape")
 #: The other side of a failing forward comparison, as :meth:`CheckResult.mismatch` names it.
 _OTHER = {"manual-vs-reference": "reference", "manual-vs-tape": "twin", "call1-vs-call2": "call"}
-ALL_PAIRS = PAIRS + ("manual-vs-reference", "call1-vs-call2")
+#: The check's own run (C-ordered arrays) against the run at the same values in Fortran order (:mod:`gradcheck._layout`).
+LAYOUT_PAIR = "C-order-vs-Fortran-order"
+ALL_PAIRS = PAIRS + ("manual-vs-reference", "call1-vs-call2", LAYOUT_PAIR)
 #: Start of the note of a result whose forward gave different outputs for the same input.
 NONDETERMINISTIC = "non-deterministic forward"
 
@@ -128,6 +130,9 @@ class CheckResult:
         central differences of the layer's own forward and differs only from the other's, beside a forward that
         differs, follows from the forward (named so, not as a gradient bug)."""
         bad = [r for r in self.records if not r.passed]
+        moved = [r.tensor for r in bad if all(c.passed or c.pair == LAYOUT_PAIR for c in r.comparisons)]
+        if moved:  # the memory-layout rerun's (gradcheck._layout): every other comparison of these passed
+            bad = [r for r in bad if r.tensor not in moved]
         fwd = [r for r in bad if r.kind == "forward"]
         other = next((_OTHER[c.pair] for r in fwd for c in r.comparisons if not c.passed and c.pair in _OTHER), "")
         follows = [r.tensor for r in bad if r.kind != "forward" and fwd and other and
@@ -140,6 +145,9 @@ class CheckResult:
             one = len(follows) == 1
             parts.append(f"{', '.join(follows)} agree{'s' if one else ''} with central differences of this forward, "
                          f"not with the {other}'s")
+        if moved:
+            parts.append(f"{', '.join(moved)} change{'s' if len(moved) == 1 else ''} with the memory layout (the same "
+                         "values in Fortran order give other numbers)")
         return "; ".join(parts)
 
     def atol_of(self, tensor: str) -> float:
@@ -185,7 +193,7 @@ def json_shape(shape):
     return [json_shape(s) if isinstance(s, tuple) else int(s) for s in shape]
 
 _SHORT = {"manual-vs-numerical": "manual~num", "tape-vs-numerical": "tape~num", "manual-vs-tape": "manual~tape",
-          "manual-vs-reference": "manual~ref", "call1-vs-call2": "repeat"}
+          "manual-vs-reference": "manual~ref", "call1-vs-call2": "repeat", LAYOUT_PAIR: "C~Fortran"}
 
 _METHOD_WORDS = {"central": "central differences", "forward": "forward differences",
                  "richardson": "Richardson-extrapolated central differences", "complex": "complex step"}

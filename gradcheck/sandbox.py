@@ -2172,6 +2172,14 @@ def _inputs(inputs: Sequence[Any]) -> list[np.ndarray]:
     return out
 
 
+def _fortran(xs: Sequence[np.ndarray]) -> dict[str, list[int]]:
+    """``{"fortran": [i, ...]}``, the positions of the arrays of ``xs`` of two axes or more laid out in Fortran order
+    and not in C order, which the child hands on so laid out (shared memory and the codec carry C order: verify40
+    H1, :mod:`gradcheck._layout`); ``{}`` when there is none, the request as before."""
+    at = [i for i, x in enumerate(xs) if x.ndim >= 2 and x.flags.f_contiguous and not x.flags.c_contiguous]
+    return {"fortran": at} if at else {}
+
+
 def _sent_elements(args: dict[str, Any], shared: Shared | None) -> int:
     """The elements of the arrays a forward, forward_many or backward request sent: its shared inputs or dY, or each
     forward's inputs of a forward_many (None: the previous again, computed again)."""
@@ -2382,7 +2390,8 @@ class _Remote:
         said = (f"gradcheck called {reset_text(hooks, self.class_name)} before the forward of this backward, as the "
                 "layer's training loop does: if backward raises only after that reset, that loop raises the same at "
                 "its second step.") if hooks else ""
-        meta = self._call("backward", call, {"count_forward": self.no_forward_in_backward}, said, shared=shared)
+        meta = self._call("backward", call, {"count_forward": self.no_forward_in_backward,
+                                             **_fortran([] if dY is None else [dY])}, said, shared=shared)
         meta["dY_written"] = shared.views[0].copy() if shared is not None and shared.changed() else None
         self.forward_calls_in_backward = meta.get("forward_calls")
         self._policy("backward", meta)
@@ -2475,7 +2484,7 @@ class _Remote:
                                   " (gradcheck check --targets labels, onehot or real)") if "fixed" not in \
                 self.protocol else objective_given(self.protocol, xs[-1], pred)  # f(W, X, y, reg): none drawn
         meta = self._call("forward", call, {"params": self.params, "training": training,
-                                            "count_forward": self.no_forward_in_backward}, expected,
+                                            "count_forward": self.no_forward_in_backward, **_fortran(xs)}, expected,
                           shared=shared, complex_step=cx)
         self._policy("forward", meta)
         if cx:  # the complex step's: only its value is read (a write into its inputs, which are copies, was judged on

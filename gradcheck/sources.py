@@ -825,7 +825,7 @@ def manual_source(call: Call, G: np.ndarray, wrong: list | None = None) -> dict[
     bcall = f"backward(dY) with dY of shape {V.fmt_shape(G.shape)}"
     expect = (f"Expected backward to return d{names[0]} of shape {V.fmt_shape(inputs[0].shape)}."
               if len(inputs) == 1 else f"Expected backward to return the tuple ({', '.join('d' + n for n in names)}).")
-    dY = G.copy()
+    dY = G.copy(order="K")  # a Fortran-ordered G stays so (gradcheck._layout)
     ret = guarded_backward(call.layer, dY, names=names, owner=owner, call=bcall, expected=expect,
                            received=call.received, rewritten=call.rewritten)
     if isinstance(ret, list) and len(inputs) == 1 and (refused := stored_inputs_refusal(call.layer, owner, bcall)):

@@ -35,7 +35,8 @@ ALLOWED = {
     "sources": {"_adapters", "_validation", "compare", "errors"},
     "result": {"_validation", "compare"},
     "_large_inputs": {"_validation", "compare", "errors", "result", "sources"},
-    "check": {"_large_inputs", "_validation", "compare", "config", "errors", "numerical", "result", "sources"},
+    "_layout": {"compare", "errors", "result", "sources"},
+    "check": {"_large_inputs", "_layout", "_validation", "compare", "config", "errors", "numerical", "result", "sources"},
 }
 
 

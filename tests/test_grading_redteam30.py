@@ -72,7 +72,7 @@ class Linear:
     def forward(self, X, training=False):
         Y = X @ self.params["W"].T + self.params["b"]
         if not self._inner:
-            Xc = np.array(X, dtype=float)
+            Xc = np.array(X, dtype=float, order="C")  # C: a Fortran X's reshape(-1) is a copy (test_verify40)
             self._inner = True
             try:
                 self._J = _jacobian(lambda: self.forward(Xc), [Xc, self.params["W"], self.params["b"]], Y.size)
@@ -200,9 +200,10 @@ def test_h1_forwards_calling_other_forwards_legitimately_pass_the_policy(tmp_pat
 #: FD_IN_FORWARD's Linear keeping its Jacobian for the same input: taken during the load's probe (the grader probes the
 #: layer on the input it grades), found again by the graded forward, which then calls nothing
 FD_CACHED = FD_IN_FORWARD.replace(
-    "        if not self._inner:\n            Xc = np.array(X, dtype=float)\n            self._inner = True",
+    "        if not self._inner:\n            Xc = np.array(X, dtype=float, order=\"C\")  # C: a Fortran X's reshape(-1) "
+    "is a copy (test_verify40)\n            self._inner = True",
     "        if not self._inner and not (getattr(self, '_at', None) is not None and np.array_equal(self._at, X)):\n"
-    "            self._at = np.array(X, dtype=float)\n            Xc = np.array(X, dtype=float)\n"
+    "            self._at = np.array(X, dtype=float)\n            Xc = np.array(X, dtype=float, order=\"C\")\n"
     "            self._inner = True", 1)
 
 

@@ -15,16 +15,26 @@ class Scale:
 
     def __init__(self, bug=False):
         self.params, self.grads, self.bug = {}, {}, bug
-        self.calls = {"forward": {False: 0, True: 0}, "backward": 0}
+        self.calls = {"forward": {False: 0, True: 0}, "backward": 0, "fortran": []}
 
     def forward(self, X, training=False):
-        self.calls["forward"][training] += 1
+        if _fortran(X):  # the check's memory-layout rerun (gradcheck._layout): counted apart
+            self.calls["fortran"].append(("forward", training))
+        else:
+            self.calls["forward"][training] += 1
         self.training = training
         return 2.0 * X
 
     def backward(self, dY):
-        self.calls["backward"] += 1
+        if _fortran(dY):
+            self.calls["fortran"].append("backward")
+        else:
+            self.calls["backward"] += 1
         return (3.0 if self.bug and self.training else 2.0) * dY
+
+
+def _fortran(a):
+    return a.flags.f_contiguous and not a.flags.c_contiguous
 
 
 def test_the_probe_runs_one_training_forward_and_one_backward():
@@ -34,6 +44,7 @@ def test_the_probe_runs_one_training_forward_and_one_backward():
     assert r.notes[-1] == SAME_IN_BOTH_MODES + SAME_BACKWARD_CHECKED
     assert layer.calls["forward"][True] == 1
     assert layer.calls["backward"] == 2  # the eval check's and the probe's
+    assert layer.calls["fortran"] == [("forward", False), "backward"]  # the eval check's layout rerun, once
 
 
 def test_a_backward_wrong_in_training_mode_only_is_still_checked_and_fails():
@@ -50,8 +61,7 @@ def test_the_probe_uses_the_check_s_own_upstream():
     """A dY under which the training branch's gradient equals eval's: the same gradients, one verdict."""
     class Masked(Scale):
         def backward(self, dY):
-            self.calls["backward"] += 1
-            g = 2.0 * dY
+            g = super().backward(dY)  # counted there
             if self.training:
                 g[:, 0] = 5.0 * dY[:, 0]  # wrong, but only where dY is zero
             return g
@@ -61,7 +71,7 @@ def test_the_probe_uses_the_check_s_own_upstream():
     layer = Masked()
     r = check_layer(layer, (4, 3), twin=None, mode="full", upstream=G)
     assert r.passed and r.notes[-1] == SAME_IN_BOTH_MODES + SAME_BACKWARD_CHECKED
-    assert layer.calls["backward"] == 2
+    assert layer.calls["backward"] == 2 and layer.calls["fortran"] == [("forward", False), "backward"]
     layer = Masked()
     r = check_layer(layer, (4, 3), twin=None, mode="full")  # a random dY: the branch shows and fails
     assert not r.passed and r.training is True and SAME_Y_OTHER_BACKWARD in r.notes
