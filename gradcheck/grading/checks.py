@@ -1163,15 +1163,27 @@ def _expected_graded(verdict: Verdict, layer: Any, proxy: Any, xs: list[np.ndarr
     with _draws_free(layer, proxy):
         calls = [_one_training_call(layer, xs, G, d_in, keys) for _ in range(EXPECTED_CALLS)]
     mine, ys, drawn = [c[1] for c in calls], [c[0] for c in calls], _reference_squares(reference, xs, REFERENCE_DRAWS)
-    _expected_parts(todo, mine, theirs, expected_for, G, rtol, ref_name)
-    if drawn is not None and _squares_suspect(ys, drawn[1], rtol) or \
-            any(p.passed and _projected_off(p.name, mine, theirs, rtol, SUSPECT_SIGMAS) > 0 for p in todo):
-        with _draws_free(layer, proxy):
-            more = [_one_training_call(layer, xs, G, d_in, keys) for _ in range(EXPECTED_MORE)]
-        mine, ys = mine + [c[1] for c in more], ys + [c[0] for c in more]
+    for more in (0, EXPECTED_MORE):  # the forward's outputs first: a wrong forward's gradients are its forward's
+        if more and not _more_needed(todo, mine, ys, theirs, drawn, rtol):
+            return
+        if more:
+            with _draws_free(layer, proxy):
+                added = [_one_training_call(layer, xs, G, d_in, keys) for _ in range(more)]
+            mine, ys = mine + [c[1] for c in added], ys + [c[0] for c in added]
+        if drawn is not None:
+            _output_moment_graded(todo, ys, drawn, xs, rtol, type(layer).__name__, ref_name)
         _expected_parts([p for p in todo if p.passed], mine, theirs, expected_for, G, rtol, ref_name)
-    if drawn is not None:
-        _output_moment_graded(todo, ys, drawn, xs, rtol, type(layer).__name__, ref_name)
+
+
+def _more_needed(todo: list[Part], mine: list[dict[str, Any]], ys: list[Any], theirs: list[dict[str, np.ndarray]],
+                 drawn: tuple[Any, np.ndarray] | None, rtol: float) -> bool:
+    """Whether :func:`_expected_graded` makes :data:`EXPECTED_MORE` calls more: a part still passes, and the outputs'
+    mean square (:func:`_squares_suspect`) or a passing part's projection (:func:`_projected_off`) lies over
+    :data:`SUSPECT_SIGMAS` standard errors from the reference's."""
+    if not any(p.passed for p in todo):
+        return False
+    return drawn is not None and _squares_suspect(ys, drawn[1], rtol) or any(
+        p.passed and _projected_off(p.name, mine, theirs, rtol, SUSPECT_SIGMAS) > 0 for p in todo)
 
 
 def _squares_suspect(ys: list[Any], b: np.ndarray, rtol: float) -> bool:
