@@ -6,7 +6,9 @@ by entry, are wider than 30%. The parts are now also compared along the referenc
 224 calls more when the first 32 lie over 2.5 standard errors off. F2: a model that left its dropout out (its forward
 made to look random by a factor 1 + 1e-3 z, raising on the moments' probe batch of 400 rows) kept its points, its
 gradients' mean being the right model's; the outputs of the expectation calls (the test's own input) now have their
-mean square compared with the reference's. In process (redteam41-findings.md graded them in the sandbox: 3/3
+mean square compared with the reference's. F3: a right model whose ReLU left every entry at 0 at the test's batch of
+one matched the reference there, then failed every part at the large-input probe (X + 1000), compared element by
+element with the reference's own mask. In process (redteam41-findings.md graded them in the sandbox: 3/3
 before)."""
 
 import numpy as np
@@ -92,3 +94,15 @@ def test_a_model_without_its_dropout_loses_its_points_though_it_refuses_the_prob
     assert not any(p.passed for p in parts)  # before: all three passed
     assert "Model's output on this test's input has a mean square of" not in parts[0].message
     assert "NoDropout's output on this test's input has a mean square of" in parts[0].message, parts[0].message
+
+
+def test_a_right_model_whose_dropout_gets_only_zeros_keeps_its_points():
+    """F3: X (1, 5) from seed 305 leaves the three pre-activations negative; at X + 1000 the masks count."""
+    X = np.random.default_rng(305).standard_normal((1, 5))
+
+    def model(rng):
+        return mp.Sequential([mp.Linear(5, 3, rng=1), mp.ReLU(), mp.Dropout(0.5, rng=rng)])
+
+    with pytest.warns(UserWarning, match="batch of one"):
+        v = layer_gradients(model(1005), X, model(5), training=True, seed=5)
+    assert v.passed, [p.message for p in v.parts]  # before: every part "... at X + 1000 ... differ"
