@@ -1199,9 +1199,15 @@ class GradientTape:
         # (a plain target beside a Tensor one, [loss, 0.0], is a constant, as TensorFlow's: the escape message is
         # for a nest of plain values only, whose every gradient would be None; review24a)
         escaped = bool(self._escapes) and not any(isinstance(u, Tensor) for u in targets)
+        # a Tensor target this tape never tracked, after an implicit escape: a constant made of the escaped values
+        # (`import autoprop.numpy as np`: H = np.zeros(...); H[t] = np.tanh(...); np.sum(H) is a constant
+        # Tensor), refused as a plain target is (fn41: its gradient was None, zeros with
+        # unconnected_gradients='zero', where the loss depends on the sources)
+        constant = (not escaped and bool(self._escapes) and any(e[0] in _observe.IMPLICIT for e in self._escapes)
+                    and all(isinstance(u, Tensor) and u._key not in self._tracked for u in targets))
         for t in targets:
             _check_target(t, "gradient")
-            if escaped:
+            if escaped or constant:
                 raise TypeError(_observe.plain_target_text(t, self._escapes, self._escape_hints))
             if isinstance(t, Tensor) and t._value.dtype.kind in "biu":  # (TensorFlow warns too)
                 warnings.warn(
