@@ -836,6 +836,22 @@ def tracing():
     return bool(_TRACERS) and _TRACERS[-1].active
 
 
+def guard_traced(value):
+    """While :func:`autoprop.function` traces, keep the Python list ``value`` (a numpy function's option, np.pad's
+    ``pad_width``) with a copy of its items: a later call whose list holds other items traces again, as a Python
+    value of the signature (a list read from outside the function, changed in place between calls, was frozen at
+    its first items: verify40b F4). Otherwise nothing."""
+    if tracing():
+        _TRACERS[-1].guard(value)
+
+
+def _python_ints(v):
+    """True for a (nested) list or tuple of Python integers."""
+    if isinstance(v, (list, tuple)):
+        return all(_python_ints(e) for e in v)
+    return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+
+
 def refuse_traced(name, why):
     """While :func:`autoprop.function` traces, refuse the user's ``np.<name>`` by its own name (not an internal
     operation's: issue 15), saying ``why`` a replay cannot redo it; otherwise nothing."""
