@@ -1219,7 +1219,8 @@ class GradientTape:
         # (`import autoprop.numpy as np`: H = np.zeros(...); H[t] = np.tanh(...); np.sum(H) is a constant
         # Tensor), refused as a plain target is (fn41: its gradient was None, zeros with
         # unconnected_gradients='zero', where the loss depends on the sources)
-        constant = (not escaped and bool(self._escapes) and any(e[0] in _observe.IMPLICIT for e in self._escapes)
+        constant = (not escaped and bool(self._escapes)
+                    and any(e[0] in _observe.IMPLICIT and not _diagnose._integral(e[2]) for e in self._escapes)
                     and all(isinstance(u, Tensor) and u._key not in self._tracked for u in targets))
         for t in targets:
             _check_target(t, "gradient")

@@ -58,3 +58,30 @@ def test_an_inline_list_of_tile_is_traced_once_and_an_array_option_is_refused():
     _, traced = _pair(lambda y: np.pad(y, widths, mode="reflect"))
     with pytest.raises(TraceError, match=r"np\.pad \(its widths come from an option that is an array"):
         traced(X)  # before: frozen silently
+
+
+def test_anp_array_of_plain_data_is_a_plain_array_so_data_preparation_writes_in_place():
+    """fn41: HIPS autograd's gmm.py and gplvm.py, ported by ``import autoprop.numpy as np``, prepare their data with
+    ``features = rs.randn(n, 2) * np.array([a, b])`` then ``features[:, 0] += 1`` (examples/data.py's
+    make_pinwheel); anp.array gave a constant Tensor and the write was refused. Plain data now gives numpy's array,
+    as anp.zeros and autograd.numpy.array do; a Tensor inside still gives a recorded Tensor."""
+    import autograd
+    import autograd.numpy as agn
+
+    import autoprop.numpy as anp
+
+    def prepare(np_):
+        rs = np.random.RandomState(0)
+        features = rs.randn(6, 2) * np_.array([0.3, 0.05])
+        features[:, 0] += 1  # before: TypeError (t += value on a view of a Tensor)
+        return features
+
+    data = prepare(anp)
+    assert type(data) is np.ndarray and type(anp.asarray([1, 2])) is np.ndarray
+    np.testing.assert_array_equal(data, prepare(np))
+    mu = ap.Variable([0.5, -0.25])
+    with ap.GradientTape() as tape:
+        loss = anp.sum(anp.array([mu[0] * 2.0, 1.0]) @ (data @ mu)[:2])  # a Tensor inside: recorded
+    ref = autograd.grad(lambda m: agn.sum(agn.array([m[0] * 2.0, 1.0]) @ agn.dot(data, m)[:2]))(np.array([0.5, -0.25]))
+    np.testing.assert_allclose(tape.gradient(loss, mu).numpy(), ref, rtol=1e-12)
+    assert type(ap.convert_to_tensor([1.0, 2.0])) is ap.Tensor
