@@ -1215,13 +1215,7 @@ class GradientTape:
         # (a plain target beside a Tensor one, [loss, 0.0], is a constant, as TensorFlow's: the escape message is
         # for a nest of plain values only, whose every gradient would be None; review24a)
         escaped = bool(self._escapes) and not any(isinstance(u, Tensor) for u in targets)
-        # a Tensor target this tape never tracked, after an implicit escape: a constant made of the escaped values
-        # (`import autoprop.numpy as np`: H = np.zeros(...); H[t] = np.tanh(...); np.sum(H) is a constant
-        # Tensor), refused as a plain target is (fn41: its gradient was None, zeros with
-        # unconnected_gradients='zero', where the loss depends on the sources)
-        constant = (not escaped and bool(self._escapes)
-                    and any(e[0] in _observe.IMPLICIT and not _diagnose._integral(e[2]) for e in self._escapes)
-                    and all(isinstance(u, Tensor) and u._key not in self._tracked for u in targets))
+        constant = not escaped and bool(self._escapes) and _constant_targets(self, targets)
         for t in targets:
             _check_target(t, "gradient")
             if escaped or constant:
@@ -1696,6 +1690,15 @@ def _loop_options(tape, method, parallel_iterations, use_pfor):
             f"sequential loop calls gradient once per row). The option changes no number here: "
             f"drop it, or use GradientTape(persistent=True)."
         )
+
+
+def _constant_targets(tape, targets):
+    """True when every target is a Tensor ``tape`` never tracked and a non-integer value left it implicitly: a
+    constant that may be made of the escaped values (``import autoprop.numpy as np``: ``H = np.zeros(...);
+    H[t] = np.tanh(...)``, then ``np.sum(H)`` is a constant Tensor), refused as a plain target is (fn41: its
+    gradient was None, zeros with ``unconnected_gradients='zero'``, where the loss depends on the sources)."""
+    return (any(e[0] in _observe.IMPLICIT and not _diagnose._integral(e[2]) for e in tape._escapes)
+            and all(isinstance(u, Tensor) and u._key not in tape._tracked for u in targets))
 
 
 def _check_target(t, where):
