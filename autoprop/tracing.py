@@ -1080,7 +1080,9 @@ def function(fn=None):
     layer attribute, a Variable's ``trainable``, a list of layers or a global or closure name
     of the function's own code (``opt = SGD(...)``, ``reg = 1.0``) changed since traces again.
     Other Python values (read through an object, a dict or a function it calls; a captured
-    Tensor) are constants of the trace, as in TensorFlow. Python side effects (``print``,
+    Tensor) are constants of the trace, as in TensorFlow; a list of ints given to np.pad, np.tile, np.repeat,
+    np.roll & co. as an option (``pad_width``, ``reps``) is part of the signature, its items read at each
+    call (changed in place: traced again), and an array option is refused. Python side effects (``print``,
     appending to a list) run only while tracing, as in TensorFlow; the layers' and losses'
     checks of their inputs' values run at every replay, as do integer index arguments
     (``W[y]``, Embedding); a boolean mask index is refused. One trace runs at a time, on its thread.
