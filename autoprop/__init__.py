@@ -108,7 +108,8 @@ def convert_to_tensor(value, dtype=None):
     if isinstance(value, _T):
         return value if dtype is None or value.dtype == dtype else value.astype(dtype)
     if isinstance(value, (list, tuple)):
-        return numpy.array(value, dtype=dtype)  # (Tensors inside: a recorded stack)
+        packed = numpy.array(value, dtype=dtype)  # (Tensors inside: a recorded stack; plain data: an ndarray)
+        return packed if isinstance(packed, _T) else _T(packed)
     return _T(value, dtype)
 
 

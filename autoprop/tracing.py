@@ -27,6 +27,7 @@ layers or optimizers; the optimizer reports through ``manualprop.optim._APPLY_HO
 
 from __future__ import annotations
 
+import copy
 import dis
 import functools
 import linecache
@@ -293,6 +294,7 @@ class _Trace:
         self.names = ()  # the values of the function's global and closure names when traced (_Names)
         self.called = {}  # id -> (layer, its layout function): the layers called while tracing
         self.layout = ()  # (layer, layout function, layout when traced): their lists and dicts of layers
+        self.guards = []  # (list, a copy of its items when traced): tape.guard_traced's options (np.pad's pad_width)
 
     @property
     def active(self):
@@ -315,6 +317,15 @@ class _Trace:
         """Whether every layer called while tracing holds the same layers and Variables in its lists, tuples and
         dicts as when traced (an in-place change, ``model.layers.pop()``, sets no attribute: review39)."""
         return all(_same(layout(layer), then) for layer, layout, then in self.layout)
+
+    def guard(self, value):
+        """Keep the list ``value`` and a copy of its items (:func:`autoprop.core.tape.guard_traced`)."""
+        if self.active:
+            self.guards.append((value, copy.deepcopy(value)))
+
+    def same_guards(self):
+        """Whether every guarded list holds the items it held when traced (else the call traces again)."""
+        return all(value == then for value, then in self.guards)
 
     def new_slot(self):
         self.nslots += 1
@@ -981,7 +992,7 @@ class Function:
         # a layer's attribute set since, a list or dict of its layers changed, or a global or closure name
         # rebound: trace again
         if (entry is None or entry[0].state != _STATE[0] or self._names.rebound(entry[0].names)
-                or not entry[0].same_layout()):
+                or not entry[0].same_layout() or not entry[0].same_guards()):
             return self._trace(key, args, kwargs)
         trace, out = entry
         env = trace.replay([x._value if isinstance(x, Tensor) else x for x in leaves])
@@ -1081,7 +1092,9 @@ def function(fn=None):
     layer attribute, a Variable's ``trainable``, a list of layers or a global or closure name
     of the function's own code (``opt = SGD(...)``, ``reg = 1.0``) changed since traces again.
     Other Python values (read through an object, a dict or a function it calls; a captured
-    Tensor) are constants of the trace, as in TensorFlow. Python side effects (``print``,
+    Tensor) are constants of the trace, as in TensorFlow; a list of ints given to np.pad, np.tile, np.repeat,
+    np.roll & co. as an option (``pad_width``, ``reps``) is part of the signature, its items read at each
+    call (changed in place: traced again), and an array option is refused. Python side effects (``print``,
     appending to a list) run only while tracing, as in TensorFlow; the layers' and losses'
     checks of their inputs' values run at every replay, as do integer index arguments
     (``W[y]``, Embedding); a boolean mask index is refused. One trace runs at a time, on its thread.

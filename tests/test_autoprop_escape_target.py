@@ -97,3 +97,36 @@ def test_a_plain_constant_beside_a_tensor_target_is_no_escape():
     np.testing.assert_allclose(tape.gradient({"l": loss, "reg": np.float64(0.0)}, x).numpy(), 2 * X[0])
     with pytest.raises(TypeError, match=r"target is a plain float"):
         tape.gradient([0.0, 1.0], x)  # (nothing but plain values: said, as before)
+
+
+def test_a_constant_tensor_target_made_of_escaped_values_is_refused_not_none():
+    """fn41: with ``import autoprop.numpy as np`` an RNN filling a numpy buffer (``H[t + 1] = np.tanh(...)``) ends in
+    ``np.sum(H)``, a constant Tensor: tape.gradient gave None (zeros with unconnected_gradients='zero') and
+    ForwardAccumulator.jvp None, where the loss depends on W (central differences: not zero). Both now refuse, as a
+    plain target is refused; a constant Tensor target with no escape is still None (TensorFlow's)."""
+    import autoprop.numpy as anp
+
+    W = ap.Variable(W1[:3, :3])
+
+    def rnn(w):
+        H = anp.zeros((4, 3))
+        for t in range(3):
+            H[t + 1] = anp.tanh(H[t] @ w + 1.0)
+        return anp.sum(H ** 2)
+
+    for zero in ("none", "zero"):
+        tape, loss = _quiet_tape(rnn, W)
+        assert isinstance(loss, ap.Tensor)
+        with pytest.raises(TypeError, match=r"the target is a constant Tensor \(shape \(\)\) that no operation on this "
+                                            r"tape made.*assignment into a numpy array"):
+            tape.gradient(loss, W, unconnected_gradients=zero)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ap.TapeEscapeWarning)
+        with ap.ForwardAccumulator(W, np.ones((3, 3))) as acc:
+            loss = rnn(W)
+        with pytest.raises(ap.TapeEscapeError, match=r"ForwardAccumulator\.jvp: refused"):
+            acc.jvp(loss)
+    with ap.GradientTape() as tape:
+        anp.sum(W ** 2)
+        c = anp.sum(anp.ones(3))  # a constant Tensor, no escape: None, as TensorFlow's
+    assert tape.gradient(c, W) is None

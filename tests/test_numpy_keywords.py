@@ -233,6 +233,11 @@ def test_every_accepted_keyword_is_differentiated_right(f, kw):
                 loss = sum(ap.sum(ap.constant(w) * v) for w, v in zip(ws, got))
             try:
                 g = tape.gradient(loss, ts[i], unconnected_gradients="zero")
+            except TypeError as exc:  # a float argument numpy reads as integers (np.roll's shift) left the tape
+                # and the target is a constant: refused, as a target made of escaped values is (fn41), not zeros
+                assert "the target is a constant Tensor" in str(exc) and not np.any(num), exc
+                tried += 1
+                continue
             except ValueError as exc:  # a derivative refused where it does not exist, by name
                 assert kw in str(exc), (
                     f"{f.__module__}.{f.__name__}(..., {kw}={value!r}): gradient() failed without "

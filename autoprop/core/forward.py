@@ -297,6 +297,10 @@ class ForwardAccumulator:
         for p in flat:
             entry = self._tangents.get(id(p)) if isinstance(p, Tensor) else None
             if entry is None or entry[0] is not p:
+                if self._escapes:  # a value with a tangent left implicitly: this constant may be made of it (fn41:
+                    # H = np.zeros(...); H[t] = np.tanh(...); the JVP of np.sum(H) was None, zeros with 'zero')
+                    raise TapeEscapeError(partial_escape_text("ForwardAccumulator.jvp", self._escapes, ["the primals"],
+                                                              self._escape_hints))
                 out.append(Tensor._wrap(np.zeros(np.shape(p), getattr(p, "dtype", float)))
                            if mode == "zero" else None)
             else:

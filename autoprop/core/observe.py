@@ -892,7 +892,9 @@ def plain_target_text(t, escapes, hints):
     more = f" (and {others} more tensors so)" if others else ""
     kind = f"numpy {type(t).__name__}" if isinstance(t, (np.ndarray, np.generic)) else type(t).__name__
     who = f"Variable {tensor.name!r}" if isinstance(tensor, Variable) else "a tensor"
-    head = (f"GradientTape.gradient: the target is a plain {kind}, not a Tensor, because the computation left the "
+    what = (f"a constant Tensor (shape {t.shape}) that no operation on this tape made, computed from plain values,"
+            if isinstance(t, Tensor) else f"a plain {kind}, not a Tensor,")
+    head = (f"GradientTape.gradient: the target is {what} because the computation left the "
             f"tape: {who} of shape {tensor.shape} that carries gradient was turned into a plain value by {how}")
     if not implicit:
         return (f"{head} after {pos} recorded ops{more} (a quiet, explicit conversion: give the Tensor itself as "

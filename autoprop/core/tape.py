@@ -836,6 +836,22 @@ def tracing():
     return bool(_TRACERS) and _TRACERS[-1].active
 
 
+def guard_traced(value):
+    """While :func:`autoprop.function` traces, keep the Python list ``value`` (a numpy function's option, np.pad's
+    ``pad_width``) with a copy of its items: a later call whose list holds other items traces again, as a Python
+    value of the signature (a list read from outside the function, changed in place between calls, was frozen at
+    its first items: verify40b F4). Otherwise nothing."""
+    if tracing():
+        _TRACERS[-1].guard(value)
+
+
+def _python_ints(v):
+    """True for a (nested) list or tuple of Python integers."""
+    if isinstance(v, (list, tuple)):
+        return all(_python_ints(e) for e in v)
+    return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+
+
 def refuse_traced(name, why):
     """While :func:`autoprop.function` traces, refuse the user's ``np.<name>`` by its own name (not an internal
     operation's: issue 15), saying ``why`` a replay cannot redo it; otherwise nothing."""
@@ -1199,9 +1215,10 @@ class GradientTape:
         # (a plain target beside a Tensor one, [loss, 0.0], is a constant, as TensorFlow's: the escape message is
         # for a nest of plain values only, whose every gradient would be None; review24a)
         escaped = bool(self._escapes) and not any(isinstance(u, Tensor) for u in targets)
+        constant = not escaped and bool(self._escapes) and _constant_targets(self, targets)
         for t in targets:
             _check_target(t, "gradient")
-            if escaped:
+            if escaped or constant:
                 raise TypeError(_observe.plain_target_text(t, self._escapes, self._escape_hints))
             if isinstance(t, Tensor) and t._value.dtype.kind in "biu":  # (TensorFlow warns too)
                 warnings.warn(
@@ -1673,6 +1690,15 @@ def _loop_options(tape, method, parallel_iterations, use_pfor):
             f"sequential loop calls gradient once per row). The option changes no number here: "
             f"drop it, or use GradientTape(persistent=True)."
         )
+
+
+def _constant_targets(tape, targets):
+    """True when every target is a Tensor ``tape`` never tracked and a non-integer value left it implicitly: a
+    constant that may be made of the escaped values (``import autoprop.numpy as np``: ``H = np.zeros(...);
+    H[t] = np.tanh(...)``, then ``np.sum(H)`` is a constant Tensor), refused as a plain target is (fn41: its
+    gradient was None, zeros with ``unconnected_gradients='zero'``, where the loss depends on the sources)."""
+    return (any(e[0] in _observe.IMPLICIT and not _diagnose._integral(e[2]) for e in tape._escapes)
+            and all(isinstance(u, Tensor) and u._key not in tape._tracked for u in targets))
 
 
 def _check_target(t, where):

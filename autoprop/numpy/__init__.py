@@ -15,7 +15,8 @@ A ufunc's name has numpy's methods too: ``anp.add.reduce``, ``anp.maximum.accumu
 naming what to write (``at`` on plain arrays is numpy's own, in place).
 
 Every other numpy name is numpy's own object, as ``autograd.numpy`` re-exports numpy:
-``anp.zeros is np.zeros`` (plain arrays from constructors, ``anp.pi``, ``anp.newaxis``), and
+``anp.zeros is np.zeros`` (plain arrays from constructors, ``anp.pi``, ``anp.newaxis``; ``anp.array`` and
+``anp.asarray`` of plain data give numpy's plain array too, a Tensor only with a Tensor inside), and
 ``autoprop.numpy.linalg``, ``.fft`` and ``.random`` are modules
 (``from autoprop.numpy.linalg import solve``). A Tensor given to such a function is recorded or
 refused exactly as through plain numpy: numpy dispatches it to autoprop, which records the
@@ -43,6 +44,7 @@ import numpy as _np
 import scipy.special as _sp
 
 from ..core import registry as _R
+from ..core.prims.stacking import _nested_has_tensor
 from ._names import numpy_attr as _numpy_attr
 from ._names import numpy_dir as _numpy_dir
 
@@ -175,8 +177,37 @@ del _name
 row_stack = vstack  # noqa: F821 (numpy < 2's name)
 # np.array / np.asarray / np.r_ / np.c_ cannot be intercepted on lists: these keep the
 # Tensors of a list on the tape
-array = _R.array
-asarray = _R.asarray
+
+
+def array(object, dtype=None, *, copy=True, ndmin=0, **kw):  # noqa: A002
+    """``numpy.array``: with a Tensor in ``object`` (nested lists mixing Tensors and numbers) a Tensor,
+    the Tensors kept on the tape (:func:`autoprop.core.prims.stacking.array`); plain data gives numpy's plain
+    array, as the other constructors (``anp.zeros``) and autograd.numpy's ``array`` do, so the data a script
+    prepares stays writable in place (fn41: HIPS autograd's ``make_pinwheel``, ``features = rs.randn(n, 2) *
+    np.array([a, b])`` then ``features[:, 0] += 1``, was refused as a write into a Tensor).
+
+    Returns
+    -------
+    Tensor or numpy.ndarray
+    """
+    if _nested_has_tensor(object):
+        return _R.array(object, dtype, copy=copy, ndmin=ndmin, **kw)
+    return _np.array(object, dtype, copy=copy, ndmin=ndmin, **kw)
+
+
+def asarray(a, dtype=None, **kw):
+    """``numpy.asarray``: a Tensor as it is, lists mixing Tensors and numbers as :func:`array`; plain data
+    numpy's own ``asarray`` (a plain array).
+
+    Returns
+    -------
+    Tensor or numpy.ndarray
+    """
+    if _nested_has_tensor(a):
+        return _R.asarray(a, dtype=dtype, **kw)
+    return _np.asarray(a, dtype=dtype, **kw)
+
+
 r_ = _R.r_
 c_ = _R.c_
 

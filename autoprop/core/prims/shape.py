@@ -19,7 +19,7 @@ import numpy as np
 from .. import views as _views
 from ..observe import OwnArray, own, static
 from ..registry import _Variadic, defcomposite, defnumpy, defprim, linear_jvp
-from ..tape import Scatter, int_leaves, refuse_traced, replayed
+from ..tape import Scatter, _python_ints, guard_traced, int_leaves, refuse_traced, replayed
 from ..tensor import _TRACERS, Tensor
 from ._common import (
     SAME,
@@ -158,8 +158,8 @@ def _positions(a):
     return np.arange(a.size).reshape(a.shape)
 
 
-_OPTION_NOT_STATIC = ("its {} from an option that is an array or a list, which a replay would reuse from the first "
-                      "call: pass it as a Python int or tuple")
+_OPTION_NOT_STATIC = ("its {} from an option that is an array, which a replay would reuse from the first "
+                      "call: pass it as a Python int, tuple or list")
 
 
 def _shape_only(*values):
@@ -306,6 +306,11 @@ def _np_pad(array, pad_width, mode="constant", constant_values=0, **kw):
             f"autoprop cannot record numpy.pad(..., mode={mode!r}): the recorded modes are "
             f"{', '.join(repr(m) for m in _PAD_MODES)}. Build other paddings from slices and "
             "np.concatenate, which are recorded.")
+    if not _shape_only(pad_width):  # (while autoprop.function traces: verify40b F4, a list was frozen)
+        if _python_ints(pad_width):
+            guard_traced(pad_width)  # a list of Python ints: its items are part of the signature
+        else:
+            refuse_traced("pad", _OPTION_NOT_STATIC.format("widths come"))
     if mode != "constant":
         np.pad(a._value, pad_width, mode=mode, **{k: _values(v) for k, v in kw.items()})  # (its checks)
     widths = tuple(tuple(int(v) for v in row)

@@ -23,7 +23,7 @@ import numpy as np
 from .. import views as _views
 from ..observe import OwnFloat, own, static
 from ..registry import defcomposite
-from ..tape import refuse_traced, replayed, tracing
+from ..tape import _python_ints, guard_traced, refuse_traced, replayed, tracing
 from ..tensor import Tensor
 from ._common import _axes_tuple, _axis_index, _check_kw, _t, _value
 from .elementwise import clip, multiply, sqrt, subtract, where
@@ -66,8 +66,14 @@ def _moved(name, numpy_fn, formula, zero=False, methods=()):
     def fn(a, *args, **kwargs):
         a = _t(a)
         shaped = _shape_only(args, tuple(kwargs.values()))  # Python options: the positions are the shape's (issue 15)
-        if not shaped:
-            refuse_traced(name, _OPTION_NOT_STATIC.format("positions come"))
+        if not shaped and tracing():
+            lists = [v for v in (*args, *kwargs.values()) if not _shape_only(v)]
+            if all(isinstance(v, list) and _python_ints(v) for v in lists):
+                for v in lists:  # lists of Python ints (np.tile(x, [2, 1])): their items part of the signature,
+                    guard_traced(v)  # as np.pad's pad_width (verify40b F4)
+                shaped = True
+            else:
+                refuse_traced(name, _OPTION_NOT_STATIC.format("positions come"))
         if zero:  # positions + 1, so numpy's zeros become -1: the appended 0
             return _gather(a, numpy_fn(_positions(a) + 1, *args, **kwargs) - 1, zero=True, shaped=shaped)
         out = _gather(a, numpy_fn(_positions(a), *args, **kwargs), shaped=shaped)
