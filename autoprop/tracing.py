@@ -1063,21 +1063,18 @@ def function(fn=None):
     Raises
     ------
     TraceError
-        While tracing, naming the line, wherever a trace would freeze a value or cannot
-        follow the code: converting a traced tensor to a Python or numpy value (``float``,
-        ``bool`` and so a Python ``if`` on it, ``int``, ``.numpy()``, ``np.asarray``,
-        ``.item()``, an index), or numpy's value-only functions on one (``np.allclose``,
-        ``np.any``, ``np.count_nonzero``); ``np.random``'s module-level functions; a numpy array that
-        enters an operation without being an argument or a Variable (refused, not
-        guarded: its contents may be a fresh draw or an attribute rebound between calls,
-        which no comparison of the traced array would see); a tensor made inside the
-        function from such a value; a persistent or nested tape, ``watch_accessed_variables
-        =False``, ``stop_recording``, ``jacobian``, ``batch_jacobian``,
-        ``backward_source``, ``output_gradients=``, ``unconnected_gradients='zero'``,
-        a ``ForwardAccumulator``, ``custom_gradient``, a Variable or optimizer made inside
-        the function; a call while a tape records; a generator function; the function's
-        own numpy on an integer or boolean array argument (``np.count_nonzero(y != 0)``,
-        ``y -= 1``, an ``if`` or a loop on it).
+        While tracing, naming the line, wherever a trace would freeze a value or cannot follow the code:
+        converting a traced tensor to a Python or numpy value (``float``, ``bool`` and so a Python ``if`` on
+        it, ``int``, ``.numpy()``, ``np.asarray``, ``.item()``, an index), or numpy's value-only functions on
+        one (``np.allclose``, ``np.any``, ``np.count_nonzero``); ``np.random``'s module-level functions; a
+        numpy array that enters an operation without being an argument or a Variable (refused, not guarded:
+        its contents may be a fresh draw or an attribute rebound between calls, which no comparison of the
+        traced array would see); a tensor made inside the function from such a value; a persistent or nested
+        tape, ``watch_accessed_variables=False``, ``stop_recording``, ``jacobian``, ``batch_jacobian``,
+        ``backward_source``, ``output_gradients=``, ``unconnected_gradients='zero'``, a
+        ``ForwardAccumulator``, ``custom_gradient``, a Variable or optimizer made inside the function; a call
+        while a tape records; a generator function; the function's own numpy on an integer or boolean array
+        argument (``np.count_nonzero(y != 0)``, ``y -= 1``, an ``if`` or a loop on it).
 
     Notes
     -----
@@ -1095,16 +1092,15 @@ def function(fn=None):
     Tensor) are constants of the trace, as in TensorFlow; a list of ints given to np.pad, np.tile, np.repeat,
     np.roll & co. as an option (``pad_width``, ``reps``) is part of the signature, its items read at each
     call (changed in place: traced again), and an array option is refused. Python side effects (``print``,
-    appending to a list) run only while tracing, as in TensorFlow; the layers' and losses'
-    checks of their inputs' values run at every replay, as do integer index arguments
-    (``W[y]``, Embedding); a boolean mask index is refused. One trace runs at a time, on its thread.
+    appending to a list) run only while tracing, as in TensorFlow; the layers' and losses' checks of their
+    inputs' values run at every replay, as do integer index arguments (``W[y]``, Embedding); a boolean mask
+    index is refused. ``stop_gradient`` passes its value on at each replay. One trace runs at a time.
 
     Examples
     --------
     >>> import numpy as np, autoprop as ap
-    >>> from autoprop import layers, losses
-    >>> model = layers.Sequential(layers.Linear(3, 2, rng=0))
-    >>> loss_fn, opt = losses.SoftmaxCrossEntropy(), ap.optimizers.SGD(learning_rate=0.1)
+    >>> model = ap.layers.Sequential(ap.layers.Linear(3, 2, rng=0))
+    >>> loss_fn, opt = ap.losses.SoftmaxCrossEntropy(), ap.optimizers.SGD(learning_rate=0.1)
     >>> @ap.function
     ... def train_step(x, y):
     ...     with ap.GradientTape() as tape:
