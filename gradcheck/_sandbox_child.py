@@ -1523,8 +1523,12 @@ class Child:
         except BaseException as exc:  # noqa: BLE001
             return self.fail(exc)
         own, given = getattr(obj, "params", None), req.get("params") or {}
-        written = [str(k) for k, v in given.items() if isinstance(own, dict) and isinstance(own.get(k), np.ndarray)
-                   and own[k].shape == np.shape(v) and not np.array_equal(own[k], v, equal_nan=True)]  # verify40 M1
+        # read through the base views (a params dict subclass's get, an array subclass's methods: student code that
+        # would run outside the forward the policy counts, redteam31 H1)
+        held = {k: dict.get(own, k) for k in given} if isinstance(own, dict) else {}
+        written = [str(k) for k, v in given.items() if isinstance(held.get(k), np.ndarray)
+                   and np.shape(held[k]) == np.shape(v)
+                   and not np.array_equal(np.ndarray.view(held[k], np.ndarray), v, equal_nan=True)]  # verify40 M1
         kw = getattr(obj, "call_keywords", None) if isinstance(obj, self.AD.FunctionPair) else None
         keywords = {str(name): {str(k): describe(np, packer, v, 1) for k, v in list(d.items())[:64]}
                     for name, d in (kw or {}).items() if type(d) is dict}  # bn_param as forward left it

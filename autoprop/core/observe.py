@@ -33,7 +33,7 @@ import weakref
 import numpy as np
 from numpy import dtype as np_dtype
 
-from .tensor import _EXTRA, _FORWARD, _RECORDING, _TRACERS, Tensor, Variable
+from .tensor import _EXTRA, _FORWARD, _RECORDING, _TRACERS, Tensor, Variable, _next_key
 
 #: Tapes that want to hear about operations they do not record: paused by
 #: ``stop_recording`` or exited but still alive (weak references). Empty in a plain
@@ -128,6 +128,8 @@ def note_escape(tensor, how, value, hint=None):
                 if tape._escape_hints is None:
                     tape._escape_hints = {}
                 tape._escape_hints.setdefault(site, hint)
+            if how in IMPLICIT and getattr(tape, "_escaped_at", 0) is None:
+                tape._escaped_at = _next_key()  # (tape._constant_targets: made after it)
             if len(tape._escapes) < MAX_CRUMBS:
                 tape._escapes.append((how, tensor, value, len(tape._nodes), site))
             elif how in IMPLICIT and getattr(getattr(value, "dtype", None), "kind", "f") not in "biu":

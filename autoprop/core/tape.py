@@ -943,6 +943,7 @@ class GradientTape:
         self._escapes = None  # (how, tensor, value, position): values that left the tape
         self._escape_overflow = None  # the implicit ones beyond observe.MAX_CRUMBS: observe.note_escape
         self._escape_hints = None  # file:line -> the fix the escape warning named there (observe.note_escape)
+        self._escaped_at = None  # a tensor key drawn at the first implicit escape: later tensors may hold its values
         self._used = False
         _views.HOLDERS.add(self)  # (what it holds is no alias: views.held_elsewhere)
 
@@ -1697,8 +1698,9 @@ def _constant_targets(tape, targets):
     constant that may be made of the escaped values (``import autoprop.numpy as np``: ``H = np.zeros(...);
     H[t] = np.tanh(...)``, then ``np.sum(H)`` is a constant Tensor), refused as a plain target is (fn41: its
     gradient was None, zeros with ``unconnected_gradients='zero'``, where the loss depends on the sources)."""
-    return (any(e[0] in _observe.IMPLICIT and not _diagnose._integral(e[2]) for e in tape._escapes)
-            and all(isinstance(u, Tensor) and u._key not in tape._tracked for u in targets))
+    first = getattr(tape, "_escaped_at", None)  # (a target made before the first escape cannot hold its values: a cut, as before)
+    return (first is not None and any(e[0] in _observe.IMPLICIT and not _diagnose._integral(e[2]) for e in tape._escapes)
+            and all(isinstance(u, Tensor) and u._key not in tape._tracked and u._key > first for u in targets))
 
 
 def _check_target(t, where):
