@@ -409,7 +409,7 @@ class Sequential:
             opt.step(self.params, self.grads)
         logs = {"loss": value}
         if "accuracy" in self.metrics:
-            logs["accuracy"] = accuracy(y, y_pred, self.loss)
+            logs["accuracy"] = accuracy(y, y_pred, self.loss, self.layers[-1] if self.layers else None)
         return logs
 
     def test_step(self, data):
@@ -418,7 +418,7 @@ class Sequential:
         y_pred = self.forward(x, training=False)
         logs = {"loss": self.loss.forward(y, y_pred)}
         if "accuracy" in self.metrics:
-            logs["accuracy"] = accuracy(y, y_pred, self.loss)
+            logs["accuracy"] = accuracy(y, y_pred, self.loss, self.layers[-1] if self.layers else None)
         return logs
 
     def fit(self, x, y, epochs=1, batch_size=32, validation_data=None, shuffle=True, seed=None,

@@ -68,7 +68,7 @@ class History:
         return f"History(epochs={len(self.epoch)}, last={last})"
 
 
-def accuracy(y_true, logits, loss=None) -> float:
+def accuracy(y_true, logits, loss=None, last_layer=None) -> float:
     """Fraction of the predictions that are right, read from the logits as Keras's ``"accuracy"``.
 
     Integer labels of shape ``logits.shape[:-1]``: the largest logit is at the label. One-hot (or
@@ -86,6 +86,10 @@ def accuracy(y_true, logits, loss=None) -> float:
     logits : ndarray, shape (N, C), (N, 1) or (N,)
     loss : loss object, optional
         The compiled loss; a ``BinaryCrossEntropyWithLogits`` makes the accuracy binary.
+    last_layer : object, optional
+        The model's last layer: after a ``Sigmoid`` the outputs are probabilities, positive above 1/2
+        (Keras's binary accuracy, threshold 0.5; verify41b F0: read as logits, every probability
+        was positive and the accuracy the share of label 1).
 
     Returns
     -------
@@ -102,7 +106,8 @@ def accuracy(y_true, logits, loss=None) -> float:
         if y.size == logits.size and y.shape != logits.shape:
             y = y.reshape(logits.shape)  # labels (N,) beside logits (N, 1), or the other way
         if y.shape == logits.shape:
-            return float(np.mean((logits > 0) == (y > 0.5)))
+            cut = 0.5 if type(last_layer).__name__ == "Sigmoid" else 0.0
+            return float(np.mean((logits > cut) == (y > 0.5)))
     elif y.shape in (logits.shape[:-1], logits.shape[:-1] + (1,)):  # labels (N,) or (N, 1), as Keras's
         return float(np.mean(np.argmax(logits, axis=-1) == y.reshape(logits.shape[:-1])))
     elif y.shape == logits.shape and np.all(y >= 0) and np.allclose(y.sum(axis=-1), 1.0):

@@ -869,7 +869,7 @@ class Model(Layer):
         logs = {"loss": float(loss)}
         if "accuracy" in self.metrics:
             values = y_pred.numpy() if isinstance(y_pred, Tensor) else np.asarray(y_pred)
-            logs["accuracy"] = accuracy(y, values, self.loss)
+            logs["accuracy"] = accuracy(y, values, self.loss, _last_layer(self))
         return logs
 
     def train_step(self, data):
