@@ -42,3 +42,38 @@ def test_most_entries_below_the_default_atol_are_not_checked_never_a_pass():
 def test_a_few_tiny_entries_leave_the_pass():
     res = check_layer(SmallTail(), np.random.default_rng(3).standard_normal((5, 4)), twin=None, mode="full")
     assert res.passed and not res.unchecked
+
+
+class SharpCE:
+    """Mean softmax cross-entropy of ``k`` times the logits (a confident network: most of dy_pred about 1e-12);
+    ``wrong`` doubles every non-target entry of the gradient."""
+
+    def __init__(self, k=20.0, wrong=False):
+        self.k, self.wrong = k, wrong
+
+    def forward(self, y_true, y_pred):
+        z = self.k * y_pred
+        z = z - z.max(axis=1, keepdims=True)
+        self.p, self.y = np.exp(z) / np.exp(z).sum(axis=1, keepdims=True), y_true
+        return float(-np.log(self.p[np.arange(len(y_true)), y_true]).mean())
+
+    def backward(self):
+        n = len(self.y)
+        g = self.p.copy()
+        if self.wrong:
+            g *= 2.0
+        g[np.arange(n), self.y] = self.p[np.arange(n), self.y] - 1.0
+        return self.k * g / n
+
+
+def test_a_right_sharp_softmax_passes_and_its_bug_fails():
+    """verify41b F6: the near-zero entries of a right sharp softmax under an atol at the floor were NOT CHECKED (exit 3,
+    by the seed); at the floor they are checked as near-zero values: the right loss PASSes, the wrong one FAILs."""
+    from gradcheck import check_loss
+
+    rng = np.random.default_rng(2)
+    for k in (20.0, 100.0):
+        y_pred, y = rng.standard_normal((8, 10)), rng.integers(0, 10, 8)
+        res = check_loss(SharpCE(k), y, y_pred, twin=None)
+        assert res.passed and not res.unchecked, res.notes
+        assert not check_loss(SharpCE(k, wrong=True), y, y_pred, twin=None).passed
