@@ -1067,8 +1067,9 @@ def constructor_kwargs(cls: type, obj: Any, init: Mapping[str, Any] | None, owne
     parameter (not ``rng``/``name``) from ``init`` by its name or a :data:`SYNONYMS` name, else ``obj``'s
     attribute of such a name, else its default. TwinError for a required one found nowhere, or an unknown one.
 
-    ``own`` (``--twin-init``): ``cls``'s own arguments, given over those found so for the rest (verify41 M2: a twin given only ``normalized_shape`` took its default ``eps``, not the layer's
-    ``self.eps``); then nothing is required and ``init``'s other names are the checked class's, not errors.
+    ``own`` (``--twin-init``): ``cls``'s own arguments, given over those found so for the rest (verify41 M2: a twin
+    given only ``normalized_shape`` took its default ``eps``, not the layer's ``self.eps``); then nothing is required
+    and ``init``'s other names are the checked class's, not errors.
     """
     if own is not None:
         return {**_settings_found(cls, obj, dict(init or {}), skip=own), **own}
@@ -1081,13 +1082,9 @@ def constructor_kwargs(cls: type, obj: Any, init: Mapping[str, Any] | None, owne
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) or p.name in ("rng", "name"):
             used.add(p.name)
             continue
-        names = (p.name, *SYNONYMS.get(p.name, ()))
-        found = next((n for n in names if n in init), None)
-        if found is not None:
-            kwargs[p.name] = init[found]
-            used.add(found)
-        elif (found := next((n for n in names if _has(obj, n)), None)) is not None:
-            kwargs[p.name] = getattr(obj, found)
+        if (hit := _setting(p.name, init, obj)) is not None:
+            key, kwargs[p.name] = hit
+            used.add(key)
         elif p.default is p.empty:
             raise TwinError(V.paragraph(
                 f"Cannot build the {what} {cls.__module__}.{cls.__name__} of {owner}:",
@@ -1103,9 +1100,20 @@ def constructor_kwargs(cls: type, obj: Any, init: Mapping[str, Any] | None, owne
     return kwargs
 
 
+def _setting(name: str, init: Mapping[str, Any], obj: Any) -> tuple[str | None, Any] | None:
+    """``(the init key or None, value)`` of constructor argument ``name``: from ``init`` by its name or a
+    :data:`SYNONYMS` name, else ``obj``'s attribute of such a name (key None); None where neither holds it."""
+    names = (name, *SYNONYMS.get(name, ()))
+    if (found := next((n for n in names if n in init), None)) is not None:
+        return found, init[found]
+    if (found := next((n for n in names if _has(obj, n)), None)) is not None:
+        return None, getattr(obj, found)
+    return None
+
+
 def _settings_found(cls: type, obj: Any, init: dict[str, Any], skip: Mapping[str, Any]) -> dict[str, Any]:
-    """The arguments of ``cls`` not in ``skip`` found in ``init`` or as ``obj``'s attributes (by name or a
-    :data:`SYNONYMS` name), as :func:`constructor_kwargs` reads them; those found nowhere are left out (defaults)."""
+    """The arguments of ``cls`` not in ``skip`` found in ``init`` or as ``obj``'s attributes (:func:`_setting`, as
+    :func:`constructor_kwargs` reads them); those found nowhere are left out (defaults)."""
     try:
         ps = inspect.signature(cls).parameters.values()
     except (TypeError, ValueError):
@@ -1114,11 +1122,8 @@ def _settings_found(cls: type, obj: Any, init: dict[str, Any], skip: Mapping[str
     for p in ps:
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) or p.name in ("rng", "name") or p.name in skip:
             continue
-        names = (p.name, *SYNONYMS.get(p.name, ()))
-        if (found := next((n for n in names if n in init), None)) is not None:
-            out[p.name] = init[found]
-        elif (found := next((n for n in names if _has(obj, n)), None)) is not None:
-            out[p.name] = getattr(obj, found)
+        if (hit := _setting(p.name, init, obj)) is not None:
+            out[p.name] = hit[1]
     return out
 
 
