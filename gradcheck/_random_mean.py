@@ -151,8 +151,8 @@ def random_mean_finding(pairs, cname: str, shape: tuple[int, ...], seed: int, re
             got, want = _mean_ratio(Y, X), _mean_ratio(Y_ref, X)
         except Exception:  # noqa: BLE001 - a forward that cannot take the larger batch: not compared, no claim
             continue
-        if got is None or want is None:
-            if (moved := _moment_difference(Y, Y_ref, X, cname, ref_name, at)) is not None:
+        if got is None or want is None or got[3] is None is want[3]:  # neither X masked at one scale: Y / X
+            if (moved := _moment_difference(Y, Y_ref, X, cname, ref_name, at, same_shape=True)) is not None:
                 return Finding("random-mean", moved, layer="Dropout")
             continue
         if not at and (given_rate or not (alike and alike[0])):  # as built, at a rate of its own or the user's:
@@ -175,19 +175,21 @@ def random_mean_finding(pairs, cname: str, shape: tuple[int, ...], seed: int, re
         severity="info") or None
 
 
-def _moment_difference(Y: Any, Y_ref: Any, X: np.ndarray, cname: str, ref_name: str, at: str) -> str | None:
+def _moment_difference(Y: Any, Y_ref: Any, X: np.ndarray, cname: str, ref_name: str, at: str,
+                       same_shape: bool = False) -> str | None:
     """How the training outputs of a random layer whose output is not of its input's shape (a model Linear -> ReLU ->
     Dropout) and of its reference, on the same batch ``X`` and weights, differ in their mean or mean square (each
     sample's over its entries, paired by sample: the difference's standard error is the masks' alone), more than
     :data:`SIGMAS` standard errors apart; None when they agree, or are not finite float arrays of one shape other
-    than ``X``'s (no claim). ``Y / X`` has no meaning there (:func:`_mean_ratio`), and the gradients' mean over a few
+    than ``X``'s (no claim; ``same_shape``: of ``X``'s shape too, neither output ``X`` masked at one scale, redteam41
+    L2). ``Y / X`` has no meaning there (:func:`_mean_ratio`), and the gradients' mean over a few
     draws cannot see a scale 30% off (verify39 F7: a model whose dropout left out 1/(1 - p) kept its points at every
     seed; one reading p as the keep probability, whose mean is right and whose mean square is 1/p against 1/(1 - p),
     at some seeds)."""
     arrays = [np.asarray(a, dtype=np.float64) if isinstance(a, np.ndarray) and a.dtype.kind in "fiu" else None
               for a in (Y, Y_ref)]
-    if any(a is None for a in arrays) or arrays[0].shape != arrays[1].shape or arrays[0].shape == X.shape \
-            or not arrays[0].shape or arrays[0].shape[0] != len(X) or len(X) < 2 \
+    if any(a is None for a in arrays) or arrays[0].shape != arrays[1].shape \
+            or (arrays[0].shape == X.shape and not same_shape) or not arrays[0].shape or arrays[0].shape[0] != len(X) or len(X) < 2 \
             or not all(np.all(np.isfinite(a)) for a in arrays):
         return None
     for what, power in (("mean", 1), ("mean square", 2)):

@@ -279,5 +279,20 @@ def _reference_args(reference: Any) -> tuple[list[str], bool]:
         own = json.dumps(kwargs, default=lambda o: o.tolist() if isinstance(o, np.ndarray) else str(o)) if kwargs \
             else ""
     except Exception:  # noqa: BLE001 - settings it does not show: the command builds it from --init
-        own = ""
+        own, kwargs = "", {}
+    if not _rebuilds(cls, kwargs, reference):  # a Sequential of given layers: `--reference-init` cannot say them
+        return [], True
     return ["--reference", f"manualprop.{cls.__name__}", *(["--reference-init", shlex.quote(own)] if own else [])], False
+
+
+def _rebuilds(cls: type, kwargs: Mapping[str, Any], reference: Any) -> bool:
+    """Whether ``cls(**kwargs)`` (what ``--reference manualprop.NAME --reference-init`` builds) has the
+    ``reference``'s parameters, by name and shape (redteam41 L1: a ``Sequential`` built from no layers has none, and
+    the printed command stopped with a usage error)."""
+    def shapes(layer: Any) -> dict[str, tuple[int, ...]]:
+        params = getattr(layer, "params", None)
+        return {k: np.shape(v) for k, v in params.items()} if isinstance(params, Mapping) else {}
+    try:
+        return shapes(cls(**kwargs)) == shapes(reference)
+    except Exception:  # noqa: BLE001 - a reference its settings cannot build: the command cannot either
+        return False
