@@ -1267,7 +1267,8 @@ class Probe:
 @dataclass
 class Diagnosis:
     """What :func:`diagnose_layer` found: ``findings`` (structural first, then signatures),
-    ``probes``, ``result`` (None when the probes stopped the check), ``error`` (what stopped it),
+    ``probes``, ``result`` (the comparison of the numbers alone, whose ``passed`` does not see the findings: read
+    :attr:`passed`; None when the probes stopped the check), ``error`` (what stopped it),
     ``sublayer`` (index and diagnosis of a model's first failing layer), ``training`` and the
     ``other_modes``' diagnoses."""
 
@@ -1380,13 +1381,25 @@ class Diagnosis:
             lines += ["", f"first failing layer: layers[{i}] = {sub.name}", sub.report()]
         return "\n".join(lines + ["", V.wrap(self.sentence())]).strip("\n")
 
+    def _result_dict(self) -> dict[str, Any]:
+        """``result.to_dict()`` with the rows the table marks ``FAIL (<check>)`` (:meth:`flagged`: compared elements
+        that agree, the tensor found wrong by another check) ``passed: false`` and ``failed_by`` that check, and the
+        result's ``passed`` false with them (newuser42 F1: the JSON said ``passed: true`` for a row the table failed).
+        ``self.result`` itself stays the comparison of the numbers alone."""
+        out, flagged = self.result.to_dict(), self.flagged()
+        for row in out["rows"]:
+            if (check := flagged.get((self.result.name, row["tensor"]))) is not None:
+                row.update(passed=False, failed_by=check)
+                out["passed"] = False
+        return out
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-serialisable summary."""
         err, sub = self.error, self.sublayer
         return {"name": self.name, "passed": self.passed, "sentence": self.sentence(),
                 "findings": [vars(f) | {"name": f.name, "lesson": f.lesson} for f in self.findings],
                 "probes": [vars(p).copy() for p in self.probes],
-                "result": None if self.result is None else self.result.to_dict(),
+                "result": None if self.result is None else self._result_dict(),
                 "error": None if err is None else {"type": type(err).__name__, "message": str(err),
                                                    "exit_code": err.exit_code},
                 "first_failing_layer": sub and {"index": sub[0], **sub[1].to_dict()},  # or None
