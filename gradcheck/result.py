@@ -297,10 +297,13 @@ def _footnotes(results: Sequence[CheckResult]) -> list[str]:
                                   "with Richardson's extrapolation (4 C(h/2) - C(h)) / 3 from the steps h, h/2 and h/4, "
                                   "which converged: there the difference was the step's truncation error, "
                                   "h^2 |f'''|/6, not the gradient's, and the extrapolation is compared instead."))
-    missing = [r.name for r in results if r.twin_note.startswith("no class ")]
+    missing = {r.name: r.twin_note.removeprefix("no class ") for r in results if r.twin_note.startswith("no class ")}
     if missing:
+        near = sorted({n for q in missing.values() for n in twin_names_near(q)})
         lines.append(wrap("no tape comparison (--twin compares with autoprop's class of the same name, and "
-                          "autoprop.layers / autoprop.losses has no class of that name): " + ", ".join(missing)))
+                          "autoprop.layers / autoprop.losses has no class of that name): " + ", ".join(missing)
+                          + (f"; autoprop's close names: {', '.join(near)} (name your class as autoprop's to "
+                             "compare with it)" if near else "")))
     lines += [wrap(f"{r.name}: {note}") for r in results for note in r.notes]
     return lines + [wrap(f"no tape comparison for {r.name}: {r.twin_note}") for r in results
                     if r.twin_note and not r.twin_note.startswith("no class ")]
@@ -332,3 +335,26 @@ def format_failures(results: Sequence[CheckResult]) -> str:
                                 f"{a}={c.worst_a:.10g}, {b}={c.worst_b:.10g}."))
     return "\n".join(out)
 
+
+
+#: Other libraries' names of autoprop's layers (lower case), for :func:`twin_names_near`.
+_TWIN_ALIASES = {"dense": "Linear", "affine": "Linear", "fullyconnected": "Linear", "batchnorm": "BatchNorm1D",
+                 "batchnormalization": "BatchNorm1D", "conv": "Conv2D", "convnaive": "Conv2D", "maxpool": "MaxPool2D",
+                 "maxpoolnaive": "MaxPool2D"}
+
+
+def twin_names_near(qualified: str) -> list[str]:
+    """The classes of autoprop's module in ``qualified`` (``"autoprop.layers.Dense"``) whose names are close to its
+    last part, or are that name in Keras's or CS231n's words (``Dense``: ``Linear``), for a ``--twin`` that found no
+    class of that name (newuser42 F3)."""
+    import difflib
+    import importlib
+
+    module, _, name = qualified.rpartition(".")
+    try:
+        have = [n for n, v in vars(importlib.import_module(module)).items() if isinstance(v, type) and n[:1].isupper()]
+    except ImportError:
+        return []
+    alias = _TWIN_ALIASES.get(name.lower().replace("_", ""))
+    return list(dict.fromkeys(([alias] if alias in have else []) + difflib.get_close_matches(name, have, n=3,
+                                                                                            cutoff=0.6)))
