@@ -20,6 +20,31 @@ held in a list of slots, no Tensor objects, no tape, no reverse walk. The arithm
 same functions on the same values in the same order, so the replay's numbers are the eager
 step's bit for bit (``tests/test_autoprop_function_s38.py`` checks it).
 
+numpy constants (issue 15). tf.function keeps the numpy values its Python computes while tracing as constants of
+the graph. Here an array is a constant of the trace only where its provenance says it cannot differ at a later call
+with the same signature:
+
+* an array that numpy's constructors (``np.zeros``, ``np.ones``, ``np.empty``, ``np.full``, ``np.eye``,
+  ``np.identity``, ``np.arange``, ``np.linspace``, ``np.array``/``np.asarray`` of numbers, ``np.diag``,
+  ``np.triu_indices``, ``np.meshgrid`` & co.: ``_CONSTRUCTORS``) make from Python values, called by the function's
+  own code (not a library's) by their numpy names (``np.zeros``, ``anp.zeros``; read from the call's source span,
+  Python 3.11+: before, such an array is refused as before);
+* whatever numpy computes from such arrays and Python values only: ``3 * np.eye(3)``, ``np.triu(np.ones((n, n)), 1)
+  * -1e10``, slices, reshapes, ``c.sum()``, writes of constants into one (``h[0] = 1.0``, ``c += 1``); Tensors made
+  from them (``ap.constant(np.eye(3))``, autoprop.numpy's names on them, ``np.zeros_like(x)`` of a traced ``x``);
+* Python numbers and numpy scalars count as Python values, constants of the trace whatever they were read from
+  (a dict, an attribute, ``float(outside[0])``), as in TensorFlow.
+
+Not a constant, refused where it enters an operation, naming why and the line: an array that meets any other array
+(an argument's values, ``np.asarray(y)`` of an integer argument, an array from outside the function, a draw, an
+integer argument as an index: ``np.eye(n)[y]``, one-hot by the labels; ``ap.constant(np.eye(n))[y]`` is recorded,
+read at each replay), or whose memory was written with such a value (``h[:] = outside``, ``np.copyto``, ``out=``),
+or viewed as a plain array (``c.view(np.ndarray)``, writes through it unseen). Each use holds a copy of the value the
+array has then (a write after a use changes later uses only, as eagerly). While tracing, the constants' memory is
+read-only to code the trace cannot follow, so ``rng.shuffle(c)`` or ``rng.random(out=c)`` (numpy's Cython) raises
+:class:`TraceError` instead of freezing a draw. A tensor written into a numpy array (``H[t + 1] = h``) is refused
+with the rewrite (a list and ``np.stack``).
+
 This module stands above ``autoprop.core`` (as ``optimizers`` does): the core reports to the
 trace in progress through ``autoprop.core.tensor._TRACERS`` and knows nothing of this module,
 layers or optimizers; the optimizer reports through ``manualprop.optim._APPLY_HOOKS``.
@@ -618,7 +643,7 @@ class _Trace:
         holding the list ``value`` now: a later call finding another object there traces again, as the eager call
         would read that one (verify41b F1: ``np.tile(x, opts["reps"])`` with ``opts["reps"] = [1, 3]`` between
         calls was replayed with [1, 2]). A search of the heap each: the first 64 lists of a trace."""
-        for held, then, holders in self.guards:
+        for held, _then, holders in self.guards:
             if held is value:
                 return holders  # (the same list again: searched once)
         out = []
@@ -1515,9 +1540,9 @@ def function(fn=None):
         converting a traced tensor to a Python or numpy value (``float``, ``bool`` and so a Python ``if`` on
         it, ``int``, ``.numpy()``, ``np.asarray``, ``.item()``, an index), or numpy's value-only functions on
         one (``np.allclose``, ``np.any``, ``np.count_nonzero``); ``np.random``'s module-level functions; a
-        numpy array that enters an operation without being an argument or a Variable (refused, not guarded:
-        its contents may be a fresh draw or an attribute rebound between calls, which no comparison of the
-        traced array would see); a tensor made inside the function from such a value; a persistent or nested
+        numpy array that enters an operation without being an argument, a Variable or a constant of the trace
+        (Notes), saying why (``np.eye(n)[y]``, ``h[:] = outside``); a tensor made inside the function from such
+        a value; a tensor written into a numpy array; ``rng.shuffle(c)`` of a constant; a persistent or nested
         tape, ``watch_accessed_variables=False``, ``stop_recording``, ``jacobian``, ``batch_jacobian``,
         ``backward_source``, ``output_gradients=``, ``unconnected_gradients='zero'``, a
         ``ForwardAccumulator``, ``custom_gradient``, a Variable or optimizer made inside the function; a call
@@ -1526,23 +1551,25 @@ def function(fn=None):
 
     Notes
     -----
-    The input signature (as ``tf.function``'s): the shape and dtype of each array or
-    Tensor argument, the identity of each Variable, the value of every other (hashable)
-    argument such as ``training=True``. A new signature traces again. Float arrays reach
-    the function as Tensors (as tf.function converts them), integer and boolean arrays
-    (labels, masks) as guarded arrays, one per argument, for autoprop's operations
-    (``np.asarray(y)`` is a plain copy: frozen values); a list of ints (labels, ``W[idx]``): by value.
+    The input signature (as ``tf.function``'s): the shape and dtype of each array or Tensor argument, the identity
+    of each Variable, the value of every other (hashable) argument such as ``training=True``. A new signature traces
+    again. Float arrays reach the function as Tensors (as tf.function converts them), integer and boolean arrays
+    (labels, masks) as guarded arrays, one per argument, for autoprop's operations (``np.asarray(y)`` is a plain
+    copy: frozen values); a list of ints (labels, ``W[idx]``): by value.
 
-    Variables are read by reference at each replay (an ``assign`` between calls is seen); a
-    layer attribute, a Variable's ``trainable``, a list of layers or a global or closure name
-    of the function's own code (``opt = SGD(...)``, ``reg = 1.0``) changed since traces again.
-    Other Python values (read through an object, a dict or a function it calls; a captured
-    Tensor) are constants of the trace, as in TensorFlow; a list of ints given to np.pad, np.tile, np.repeat,
-    np.roll & co. as an option (``pad_width``, ``reps``) is part of the signature, its items read at each
-    call (changed in place: traced again), and an array option is refused. Python side effects (``print``,
-    appending to a list) run only while tracing, as in TensorFlow; the layers' and losses' checks of their
-    inputs' values run at every replay, as do integer index arguments (``W[y]``, Embedding); a boolean mask
-    index is refused. ``stop_gradient`` passes its value on at each replay. One trace runs at a time.
+    Variables are read by reference at each replay (an ``assign`` between calls is seen); a layer attribute, a
+    Variable's ``trainable``, a list of layers or a global or closure name of the function's own code
+    (``opt = SGD(...)``, ``reg = 1.0``) changed since traces again. Other Python values (read through an object, a
+    dict or a function it calls; a captured Tensor) are constants of the trace, as in TensorFlow; a list of ints
+    given to np.pad, np.tile, np.repeat, np.roll & co. as an option (``pad_width``, ``reps``) is part of the
+    signature, its items read at each call (changed in place, or rebound in the dict or attribute that held it:
+    traced again), and an array option is refused. numpy arrays made inside from Python values only
+    (``3 * np.eye(3)``, ``np.zeros(n)``, ``np.arange(n)``) are constants of the trace, as in TensorFlow; one that
+    met another array (an argument's values, an outside array, a draw) is not (the rule: the module's docstring).
+    Python side effects (``print``, appending to a list) run only while tracing, as in TensorFlow; the layers' and
+    losses' checks of their inputs' values run at every replay, as do integer index arguments (``W[y]``,
+    Embedding); a boolean mask index is refused. ``stop_gradient`` passes its value on at each replay. One trace
+    runs at a time.
 
     Examples
     --------
