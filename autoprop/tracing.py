@@ -63,6 +63,7 @@ import sys
 import sysconfig
 import threading
 import types
+import weakref
 
 import numpy as np
 
@@ -354,6 +355,7 @@ def _const_of(r, trace, taint=None):
     if type(r) is np.ndarray:
         v = r.view(_TraceConst)
         v._ap_trace, v._ap_taint = trace, taint
+        trace.views.append(weakref.ref(v))
         if taint is None:
             trace.const_root(v)
         return v
@@ -439,8 +441,13 @@ class _TraceConst(np.ndarray):
 
     __array_priority__ = -1.0
 
+    def __repr__(self):  # (numpy's, as the eager array prints)
+        return repr(np.ndarray.view(self, np.ndarray))
+
     def __array_finalize__(self, obj):
         self._ap_trace = getattr(obj, "_ap_trace", None)
+        if self._ap_trace is not None:
+            self._ap_trace.views.append(weakref.ref(self))
         taint = getattr(obj, "_ap_taint", None)
         if taint is None and self._ap_trace is not None:  # (a copy of a written array: not a constant either)
             hit = self._ap_trace.tainted.get(id(_root(obj)))
@@ -609,6 +616,7 @@ class _Trace:
         self.consts = set()  # keys of the Tensors made inside from constants of the trace (issue 15)
         self.tainted = {}  # id(memory owner) -> (owner, why): numpy constants written with another value
         self.const_roots = {}  # id(memory owner) -> owner: the memory of the numpy constants (plain views of it)
+        self.views = []  # weak references to the _TraceConst arrays made (writable again at the end: unlock)
 
     @property
     def active(self):
@@ -708,7 +716,8 @@ class _Trace:
         """``r``, numpy's ``name`` on ``args`` and ``kwargs``, called by ``frame``: a :class:`_TraceConst` when the
         traced code (not a library: numpy's Cython draws fill np.empty's memory) called it by that name, on
         constants of the trace; else ``r``."""
-        if not (threading.get_ident() == self.thread and self.active and any(type(a) is np.ndarray for a in
+        if not (threading.get_ident() == self.thread and self.active and self in _TRACERS and any(
+                type(a) is np.ndarray for a in
                 _arrays_in(r)) and self.is_const((args, kwargs))):
             return r
         if not os.path.abspath(frame.f_code.co_filename).startswith(_LIBRARY) and _callee(frame) == name:
@@ -725,6 +734,22 @@ class _Trace:
             r.flags.writeable = False
         if a.flags.writeable and id(r) not in self.tainted:
             a.flags.writeable = False
+
+    def unlock(self):
+        """At the trace's end: the constants' memory (and the views of it made while tracing) writable again, as
+        eager arrays are (an array the function kept, ``self.buf = np.zeros(n)``, is the user's after)."""
+        for r in self.const_roots.values():
+            r.flags.writeable = True
+        for ref in self.views:
+            v = ref()
+            if v is not None and not v.flags.writeable:
+                try:
+                    v.flags.writeable = True
+                except ValueError:  # (a view of memory that was read-only before: numpy's own)
+                    pass
+        self.const_roots.clear()
+        self.tainted.clear()
+        self.views.clear()
 
     def taint(self, a, why):
         """The memory of the :class:`_TraceConst` ``a`` now holds a value that is not a constant (``why``)."""
@@ -1330,6 +1355,8 @@ def _outputs(x, trace):
         s = trace.slot.get(x._key)
         if s is None:
             if x._key >= trace.start:
+                if trace.is_const(x):  # (made inside from constants: its value now, a copy)
+                    return ("const", _wrap(np.array(x._value)))
                 raise TraceError("autoprop.function: the function returns a tensor made inside it from a "
                                  "value that is not traced: return it as an array made outside, or compute "
                                  "it from the arguments")
@@ -1493,8 +1520,7 @@ class Function:
                 setattr(np.random, n, f)
             for n, f in made.items():
                 setattr(np, n, f)
-            trace.tainted.clear()
-            trace.const_roots.clear()
+            trace.unlock()
             _optim._APPLY_HOOKS.remove(trace.apply)
             _TRACERS.remove(trace)
             _tape._sync_extra()

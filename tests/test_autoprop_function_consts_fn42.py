@@ -197,3 +197,21 @@ def test_a_list_option_rebound_in_a_dict_or_an_attribute_traces_again():
         want = body(agn, x, reps)
         np.testing.assert_allclose(f(x).numpy(), want, rtol=1e-13)
         np.testing.assert_allclose(g(x).numpy(), want, rtol=1e-13)
+
+
+def test_an_array_the_function_keeps_is_the_users_after_the_trace():
+    """While tracing, the constants' memory is read-only to code the trace cannot follow; after it, an array the
+    function kept (a Python side effect) is writable again, as the eager array is, and replays do not see it."""
+    kept = {}
+
+    @ap.function
+    def f(x):
+        c = np.zeros(3)
+        c[0] = 1.0
+        kept["c"] = c
+        return x * c
+
+    f(np.ones(3))
+    kept["c"][:] = 5.0  # (after the trace: the user's array)
+    np.testing.assert_array_equal(f(np.full(3, 2.0)).numpy(), [2.0, 0.0, 0.0])
+    assert f.trace_count == 1
