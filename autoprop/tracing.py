@@ -492,7 +492,7 @@ class _TraceConst(np.ndarray):
     def __setitem__(self, key, value):
         trace = _tracing_now()
         if trace is not None and self._ap_trace is trace:
-            if _tensor_in(value) and _from_user():
+            if _tensor_in(value) and not trace.is_const(value) and _from_user():
                 raise TraceError(
                     f"autoprop.function: a tensor is written into a numpy array at {_user_line()}. A numpy array "
                     "holds numbers, not a traced value: the write would keep the first call's numbers, and no "
