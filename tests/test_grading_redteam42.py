@@ -1,5 +1,6 @@
 """redteam42 F1: the classic crop of a conv's padded gradient, ``dxpad[:, :, pad:-pad, pad:-pad]``, is empty at pad 0
-and scored 48 / 48 on cs231n_layers (every conv test padded by 1 or 2); the hidden test without padding takes it.
+and scored 48 / 48 on cs231n_layers (every conv test padded by 1 or 2); the hidden test without padding takes it. F2: a
+batchnorm ignoring bn_param's eps scored 48 / 48 (no test passed one); the hidden test's test-mode call now does.
 
 F3: a dropout whose mask is shared along an axis of the batch, drawn once per example (a mask of shape
 (N, 1): each row kept or dropped whole) or once per feature for the whole batch (``rng.random(D)`` broadcast over the
@@ -26,6 +27,17 @@ def test_the_negative_crop_of_a_conv_loses_the_no_padding_points_and_the_solutio
     for seed in (0, 1):  # before: no test had pad 0 (AttributeError on main)
         assert score(CS.test_hidden_conv_no_padding, bug, seed) == pytest.approx(2 / 3)  # dx, each trial
         assert score(CS.test_hidden_conv_no_padding, solution, seed) == 1.0
+
+
+def test_a_batchnorm_ignoring_eps_loses_points_and_the_solution_keeps_them(monkeypatch):
+    from gradcheck.grading import checks
+
+    monkeypatch.setattr(checks, "DIAGNOSIS_FORWARDS", 0)
+    bug = _submission("cs231n_layers", "eps", ('bn_param.get("eps", 1e-5)', "1e-5"))
+    solution = _submission("cs231n_layers", "solution")
+    for seed in (0, 1):
+        assert score(CS.test_hidden_batchnorm, bug, seed) == pytest.approx(7 / 9)  # before: 1 (test mode's dx, dgamma)
+        assert score(CS.test_hidden_batchnorm, solution, seed) == 1.0
 
 
 def _mask(rng, shape, p, how):

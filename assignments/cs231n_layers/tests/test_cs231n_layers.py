@@ -299,9 +299,12 @@ def test_hidden_batchnorm(student, grade, rng, grading_seed):
         grade.layer_gradients(batchnorm(student), bn_inputs(rng, n, d), RefBatchNorm(),
                               parts={"dx": 1, "dgamma": 1, "dbeta": 1}, seed=int(rng.integers(2**31)))
     mean, var = rng.standard_normal(3), rng.uniform(0.5, 2.0, size=3)
-    grade.note(f"test mode: running_mean {np.round(mean, 3).tolist()}, running_var {np.round(var, 3).tolist()}")
-    grade.layer_gradients(batchnorm(student, mode="test", running_mean=mean, running_var=var), bn_inputs(rng, 5, 3),
-                          RefBatchNorm("test", mean, var), parts={"dx": 1, "dgamma": 1, "dbeta": 1},
+    # bn_param's eps given (1e-3): no other test passes one, and a batchnorm ignoring it scored 48 / 48 (redteam42 F2)
+    grade.note(f"test mode: running_mean {np.round(mean, 3).tolist()}, running_var {np.round(var, 3).tolist()}, "
+               "eps 1e-3")
+    grade.layer_gradients(batchnorm(student, mode="test", running_mean=mean, running_var=var, eps=1e-3),
+                          bn_inputs(rng, 5, 3), RefBatchNorm("test", mean, var, eps=1e-3),
+                          parts={"dx": 1, "dgamma": 1, "dbeta": 1},
                           seed=int(rng.integers(2**31)))
 
 
