@@ -84,7 +84,7 @@ def failing(data: dict) -> dict:
 def test_solution_gets_full_marks(batch):
     data = results(batch, "solution")
     assert data["score"] == data["extra_data"]["max_score"] == TOTAL and not failing(data)
-    assert len(data["tests"]) == 21 and data["extra_data"]["seed"] == 13
+    assert len(data["tests"]) == 22 and data["extra_data"]["seed"] == 13
 
 
 def test_classic_cs231n_batchnorm_gets_full_marks(batch):
@@ -96,7 +96,7 @@ def test_classic_cs231n_batchnorm_gets_full_marks(batch):
 
 def test_stub_gets_zero_without_a_crash(batch):
     data = results(batch, "stub")
-    assert data["score"] == 0 and len(failing(data)) == 21
+    assert data["score"] == 0 and len(failing(data)) == 22
     first = data["tests"][0]["output"]
     assert "raised NotImplementedError: Exercise 1: implement affine_forward" in first
     assert "Traceback" not in json.dumps(data)

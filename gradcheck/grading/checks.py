@@ -1369,21 +1369,27 @@ def _output_moment_graded(todo: list[Part], ys: list[Any], drawn: tuple[Any, np.
     ``todo`` still passing fails, as it does when an output is not a finite array of the reference's shape there. The
     moments' probe batch (:func:`_random_mean_graded`, verify39 F7) can be told by its size and refused: a model that
     left its dropout out, its forward made to look random by a factor 1 + 1e-3 z, raising on 400 rows, kept its
-    points (redteam41), its gradients' mean being the reference's (the mask enters linearly)."""
+    points (redteam41), its gradients' mean being the reference's (the mask enters linearly). Then the pairs of
+    entries kept or dropped together (:func:`_together_off`, redteam42 F3: a dropout drawing one keep per example)."""
     from .._random_mean import SIGMAS
 
     ref, b = drawn
     shape = np.shape(forward_in_mode(ref, [x.copy() for x in xs], True))
     bad = [y for y in ys if not (isinstance(y, np.ndarray) and y.shape == shape and y.dtype.kind in "fiu"
                                  and np.all(np.isfinite(y)))]
+    together = None
     if not bad:
         a = np.array(np.mean([np.mean(np.square(np.asarray(y, dtype=np.float64))) for y in ys]))
-        if not _mean_off(a, b, rtol, 0, len(ys)) > 0:
-            return
-        b = np.concatenate([b, _more_squares(ref, xs, REFERENCE_MORE)])  # a second, closer look before a FAIL
-        if not _mean_off(a, b, rtol, RARE_CALLS, len(ys)) > 0:
-            return
-    said = (f"in training mode, {cname}'s forward of this test's input gave {_unlike(bad[0])} in {len(bad)} of "
+        if _mean_off(a, b, rtol, 0, len(ys)) > 0:
+            b = np.concatenate([b, _more_squares(ref, xs, REFERENCE_MORE)])  # a second, closer look before a FAIL
+        if not _mean_off(a, b, rtol, RARE_CALLS if len(b) > REFERENCE_DRAWS else 0, len(ys)) > 0:
+            def draw() -> np.ndarray:
+                return np.asarray(forward_in_mode(ref, [x.copy() for x in xs], True), dtype=np.float64)
+
+            together = _together_off(ys, draw, [draw() for _ in range(REFERENCE_DRAWS)], cname, ref_name)
+            if together is None:
+                return
+    said = together or (f"in training mode, {cname}'s forward of this test's input gave {_unlike(bad[0])} in {len(bad)} of "
             f"{len(ys)} more training calls (each a new draw), where {ref_name}'s output is a finite array of shape "
             f"{V.fmt_shape(shape)}" if bad else
             f"in training mode, {cname}'s output on this test's input has a mean square of {float(a):.4g} over "
@@ -1453,8 +1459,61 @@ def _share_graded(verdict: Verdict, layer: Any, proxy: Any, X: np.ndarray, refer
                    f"forwards of this test's input, where {ref_name} keeps {q:.1%} over {len(theirs)} draws "
                    f"({abs(mine.mean() - q) / se:.0f} standard errors apart): the share of entries kept is not the "
                    "reference's (p read as the probability of keeping an entry?)")
+    if why is None:  # each entry's law is the reference's: are they kept or dropped independently (redteam42 F3)?
+        why = _together_off(outs, lambda: np.asarray(ref.forward(X.copy(), **kw), dtype=np.float64), refs, cname,
+                            ref_name)
     for p in verdict.parts if why else ():
         p.passed, p.message = (False, why + ".") if p.passed else (p.passed, p.message)
+
+
+def _pairs_together(y: np.ndarray) -> np.ndarray:
+    """``[in rows, in columns]``: how many pairs of entries of ``y`` are both kept or both dropped (both nonzero or
+    both zero), among the pairs of one row (one example: axis 0's slice, its other axes flattened) and among the pairs
+    of one column (one entry of the examples, across the batch)."""
+    kept = np.asarray(y).reshape(len(y), -1) != 0
+
+    def together(k: np.ndarray, m: int) -> float:  # k: the kept count of each slice of m entries
+        return float(np.sum(k * (k - 1) + (m - k) * (m - k - 1))) / 2
+
+    return np.array([together(kept.sum(axis=1), kept.shape[1]), together(kept.sum(axis=0), kept.shape[0])])
+
+
+def _together_off(outs: Sequence[Any], draw: Callable[[], np.ndarray], draws: Sequence[np.ndarray], cname: str,
+                  ref_name: str) -> str | None:
+    """The sentence that fails a random layer whose training outputs ``outs`` (of the test's input, each a new draw:
+    finite arrays of the reference's shape) keep or drop entries together otherwise than the reference's ``draws`` do
+    (:func:`_pairs_together`, in rows and in columns; within :data:`~gradcheck._random_mean.SIGMAS` standard errors,
+    a second look on :data:`REFERENCE_MORE` more ``draw()`` before a FAIL, as :func:`_expected_parts`'); None when
+    they agree. redteam42 F3: a dropout drawing its mask once per example (``(N, 1)``) or once per feature for the
+    whole batch (``rng.random(D)`` broadcast) has each entry's law right (mean, mean square, gradients' mean, held
+    differences) and lost no point; each pair of one row (or column) is then kept or dropped together, where an
+    inverted dropout's entries are independent (Srivastava et al. 2014; PyTorch's Dropout: each element)."""
+    from .._random_mean import SIGMAS
+
+    if not outs or any(np.ndim(o) < 1 or len(o) == 0 for o in [*outs, *draws[:1]]):
+        return None
+    mine = np.array([_pairs_together(o) for o in outs])
+    theirs = np.array([_pairs_together(r) for r in draws])
+    if np.any(_mean_off(mine.mean(axis=0), theirs, 0.0, 0, len(mine)) > 0):
+        theirs = np.concatenate([theirs, [_pairs_together(draw()) for _ in range(REFERENCE_MORE)]])
+    off = _mean_off(mine.mean(axis=0), theirs, 0.0, RARE_CALLS if len(theirs) > len(draws) else 0, len(mine))
+    if not np.any(off > 0):
+        return None
+    axis = int(np.argmax(off))
+    shape = np.shape(outs[0])
+    n, m = (shape[0], int(np.prod(shape[1:]))) if axis == 0 else (int(np.prod(shape[1:])), shape[0])
+    pairs = n * m * (m - 1) / 2
+    a, b = mine.mean(axis=0)[axis] / pairs, theirs.mean(axis=0)[axis] / pairs
+    where = ("one row (one example)", "one column (one entry across the batch's examples)")[axis]
+    why = (("a mask drawn one per example (shape (N, 1)) keeps or drops whole rows",
+            "a mask drawn one per feature for the whole batch (shape (D,) or (1, D), broadcast over the examples) "
+            "keeps or drops a feature for every example at once")[axis] if a > b else
+           "its entries are not kept or dropped independently")
+    return (f"in training mode, {cname}'s outputs of this test's input keep or drop the entries of {where} together: "
+            f"over {len(mine)} training forwards (each a new draw), {a:.1%} of the pairs of entries of {where} are both "
+            f"kept or both dropped, where {ref_name}'s are {b:.1%} over {len(theirs)} draws (more than {SIGMAS:g} "
+            f"standard errors apart): {why}. Inverted dropout draws each entry's keep independently, a mask of the "
+            "input's shape")
 
 
 #: The reference's draws (in process) whose shares of kept entries give :func:`_share_graded` its share and spread,

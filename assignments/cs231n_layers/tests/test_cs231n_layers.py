@@ -299,13 +299,16 @@ def test_hidden_batchnorm(student, grade, rng, grading_seed):
         grade.layer_gradients(batchnorm(student), bn_inputs(rng, n, d), RefBatchNorm(),
                               parts={"dx": 1, "dgamma": 1, "dbeta": 1}, seed=int(rng.integers(2**31)))
     mean, var = rng.standard_normal(3), rng.uniform(0.5, 2.0, size=3)
-    grade.note(f"test mode: running_mean {np.round(mean, 3).tolist()}, running_var {np.round(var, 3).tolist()}")
-    grade.layer_gradients(batchnorm(student, mode="test", running_mean=mean, running_var=var), bn_inputs(rng, 5, 3),
-                          RefBatchNorm("test", mean, var), parts={"dx": 1, "dgamma": 1, "dbeta": 1},
+    # bn_param's eps given (1e-3): no other test passes one, and a batchnorm ignoring it scored 48 / 48 (redteam42 F2)
+    grade.note(f"test mode: running_mean {np.round(mean, 3).tolist()}, running_var {np.round(var, 3).tolist()}, "
+               "eps 1e-3")
+    grade.layer_gradients(batchnorm(student, mode="test", running_mean=mean, running_var=var, eps=1e-3),
+                          bn_inputs(rng, 5, 3), RefBatchNorm("test", mean, var, eps=1e-3),
+                          parts={"dx": 1, "dgamma": 1, "dbeta": 1},
                           seed=int(rng.integers(2**31)))
 
 
-@pytest.mark.points(3)
+@pytest.mark.points(2)
 @pytest.mark.visibility("after_due_date")
 def test_hidden_conv_random(student, grade, rng, grading_seed):
     """Hidden: conv gradients for random kernels, strides and paddings"""
@@ -319,6 +322,20 @@ def test_hidden_conv_random(student, grade, rng, grading_seed):
         grade.note(f"trial {trial}: x {x_shape}, {f} filters of {kernel}, stride {stride}, pad {pad} "
                    f"(seed {grading_seed})")
         grade.layer_gradients(conv(student, stride, pad), conv_inputs(rng, x_shape, f, kernel), RefConv(stride, pad),
+                              parts={"dx": 1, "dw": 1, "db": 1}, seed=int(rng.integers(2**31)))
+
+
+@pytest.mark.points(1)
+@pytest.mark.visibility("after_due_date")
+def test_hidden_conv_no_padding(student, grade, rng, grading_seed):
+    """Hidden: conv gradients without padding (pad 0: a 1x1 kernel, then a larger one)"""
+    # every other conv test pads (1 or 2): the classic crop dxpad[:, :, pad:-pad, pad:-pad] is empty at pad 0 and
+    # scored 48 / 48 (redteam42 F1); each trial has a batch of two or more and a stride of 1 or 2
+    for trial, kernel in enumerate([(1, 1), tuple(int(v) for v in rng.integers(2, 4, size=2))]):
+        n, c, f, stride = int(rng.integers(2, 4)), int(rng.integers(1, 4)), int(rng.integers(1, 4)), trial + 1
+        x_shape = (n, c, int(rng.integers(kernel[0] + 1, 7)), int(rng.integers(kernel[1] + 1, 7)))
+        grade.note(f"trial {trial}: x {x_shape}, {f} filters of {kernel}, stride {stride}, pad 0 (seed {grading_seed})")
+        grade.layer_gradients(conv(student, stride, 0), conv_inputs(rng, x_shape, f, kernel), RefConv(stride, 0),
                               parts={"dx": 1, "dw": 1, "db": 1}, seed=int(rng.integers(2**31)))
 
 
