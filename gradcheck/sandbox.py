@@ -82,6 +82,7 @@ from ._validation import (
     dtype_error,
     extra_args_hint,
     fmt_shape,
+    forward_call,
     forward_returned_none,
     grads_not_dict,
     loss_given,
@@ -2495,7 +2496,8 @@ class _Remote:
         mutated = shared.changed()
         if meta.get("params_written") and not self._loss and "fixed" not in self.protocol:  # verify40 M1
             raise param_written(self.class_name, str(meta["params_written"][0]),
-                                ", ".join(f"{n}={v}" for n, v in switch_branch(self.protocol, training)))
+                                ", ".join(f"{n}={v}" for n, v in switch_branch(self.protocol, training)),
+                                forward_call(self, names, bool(training)))
         self._last_shared = None if mutated else (shared, names)  # backward must leave them so (_cache_written)
         if mutated:
             branch = [] if self._loss else switch_branch(self.protocol, training)

@@ -710,15 +710,18 @@ def input_written(owner: str, name: str, what: str = "a layer", branch: str = ""
                     " (the previous layer or the caller still uses it)", what, branch)
 
 
-def param_written(owner: str, name: str, branch: str = "") -> InputModifiedError:
+def param_written(owner: str, name: str, branch: str = "", call: str = "") -> InputModifiedError:
     """The error of a forward that wrote into its own parameter ``name`` (verify40 M1: ``self.W *= 0.9`` at the top of
     forward, a weight decay in the wrong place, got a PASS, a FAIL at 17152 and a 'non-deterministic forward' by the
     path taken): each call changes the parameter the gradient is taken at; in process (:func:`manual_forward`) or in
-    the sandbox's child (its forward reply's ``params_written``)."""
+    the sandbox's child (its forward reply's ``params_written``). ``call``: the call that wrote, in its mode
+    (``"forward(X, training=True)"``, :func:`gradcheck._validation.forward_call`), named in the message (verify41b
+    F7: a clip in training mode only was said to write "in training or eval")."""
+    each = f"each call {call}" if call else "each forward"
     return in_place(owner, "forward", f"parameter {name}", f"w = {name} * 0.9 (a new array) in forward, or the decay in "
                     "the optimizer's step", f" (forward modified {name} in place: every call changes the parameter the "
-                    "gradient is taken at, so no gradient of it can be checked, and each forward, in training or eval, "
-                    "changes it again; a weight decay or a max-norm clip belongs in the update step)", branch=branch)
+                    f"gradient is taken at, so no gradient of it can be checked, and {each} changes it again; a weight "
+                    "decay or a max-norm clip belongs in the update step)", branch=branch)
 
 
 def backprop_written(said: str) -> InputModifiedError | None:
@@ -788,7 +791,8 @@ def manual_forward(call: Call) -> tuple[np.ndarray, np.ndarray]:
     Y = call.forward(*x_in)
     for k, v in before.items():  # verify40 M1 (a sandboxed layer's child tells it: RemoteLayer.forward)
         if not V.identical(v, call.params[k]):
-            raise param_written(call.owner, k, ", ".join(f"{a}={b}" for a, b in call.branch))
+            raise param_written(call.owner, k, ", ".join(f"{a}={b}" for a, b in call.branch),
+                                V.forward_call(call.layer, call.names, call.training))
     for n, a, b in zip(call.names, x_in, call.inputs):
         if not np.array_equal(a, b) and not inplace_asked(call.branch):  # inplace=True: as asked, on a copy
             raise input_written(call.owner, n, branch=", ".join(f"{k}={v}" for k, v in call.branch))
