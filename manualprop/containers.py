@@ -16,7 +16,7 @@ from ._validation import (
 )
 from .layers import Flatten, Layer, Linear, ReLU, Sigmoid, Softmax, Tanh
 from .optim import Optimizer
-from .training import accuracy, compile_args, evaluate_loop, fit_loop
+from .training import accuracy, compile_args, evaluate_loop, fit_loop, output_layer
 
 __all__ = ["Residual", "Sequential", "flat_dict"]
 
@@ -383,9 +383,10 @@ class Sequential:
         TypeError, ValueError
             See :func:`manualprop.training.compile_args`.
         """
+        last, at = output_layer(self.layers)
         self.optimizer, self.loss, self.metrics = compile_args(
-            "Sequential", optimizer, loss, metrics, "manualprop.SoftmaxCrossEntropy()",
-            self.layers[-1] if self.layers else None)
+            "Sequential", optimizer, loss, metrics, "manualprop.SoftmaxCrossEntropy()", last,
+            "" if self.layers and last is self.layers[-1] else at)
         return self
 
     def _compiled(self, where):
@@ -409,7 +410,7 @@ class Sequential:
             opt.step(self.params, self.grads)
         logs = {"loss": value}
         if "accuracy" in self.metrics:
-            logs["accuracy"] = accuracy(y, y_pred, self.loss, self.layers[-1] if self.layers else None)
+            logs["accuracy"] = accuracy(y, y_pred, self.loss, output_layer(self.layers)[0])
         return logs
 
     def test_step(self, data):
@@ -418,7 +419,7 @@ class Sequential:
         y_pred = self.forward(x, training=False)
         logs = {"loss": self.loss.forward(y, y_pred)}
         if "accuracy" in self.metrics:
-            logs["accuracy"] = accuracy(y, y_pred, self.loss, self.layers[-1] if self.layers else None)
+            logs["accuracy"] = accuracy(y, y_pred, self.loss, output_layer(self.layers)[0])
         return logs
 
     def fit(self, x, y, epochs=1, batch_size=32, validation_data=None, shuffle=True, seed=None,

@@ -19,7 +19,7 @@ from manualprop._validation import (
     float_ss,
 )
 from manualprop.init import keras_initial_value
-from manualprop.training import accuracy, compile_args, evaluate_loop, fit_loop
+from manualprop.training import accuracy, compile_args, evaluate_loop, fit_loop, output_layer
 
 from ..core.tape import GradientTape, on_replay
 from ..core.tensor import _STATE, _TRACERS, Tensor, Variable
@@ -776,9 +776,10 @@ LEAF_LAYERS: set = set()
 
 
 def _last_layer(model):
-    """A Sequential's last layer (None for another model: its order of calls is its ``call``'s)."""
+    """A Sequential's output layer and its position (:func:`manualprop.training.output_layer`: inside a nested
+    Sequential, before a Flatten); ``(None, "")`` for another model (its order of calls is its ``call``'s)."""
     layers = model.__dict__.get("layers")
-    return layers[-1] if isinstance(layers, list) and layers else None
+    return output_layer(layers) if isinstance(layers, list) else (None, "")
 
 
 class Model(Layer):
@@ -856,9 +857,10 @@ class Model(Layer):
         TypeError, ValueError
             See :func:`manualprop.training.compile_args`.
         """
+        last, at = _last_layer(self)
         self.optimizer, self.loss, self.metrics = compile_args(
-            type(self).__name__, optimizer, loss, metrics, "ap.losses.SoftmaxCrossEntropy()",
-            _last_layer(self))
+            type(self).__name__, optimizer, loss, metrics, "ap.losses.SoftmaxCrossEntropy()", last,
+            "" if last is not None and last is self.layers[-1] else at)
         return self
 
     def _compiled(self, where):
@@ -869,7 +871,7 @@ class Model(Layer):
         logs = {"loss": float(loss)}
         if "accuracy" in self.metrics:
             values = y_pred.numpy() if isinstance(y_pred, Tensor) else np.asarray(y_pred)
-            logs["accuracy"] = accuracy(y, values, self.loss, _last_layer(self))
+            logs["accuracy"] = accuracy(y, values, self.loss, _last_layer(self)[0])
         return logs
 
     def train_step(self, data):
