@@ -102,3 +102,70 @@ def test_f4_accuracy_of_a_sigmoid_inside_a_nested_sequential_thresholds_at_one_h
     hand = float(np.mean((p > 0.5) == (y > 0.5)))
     assert hand != float(np.mean(y))  # the share of label 1 (what a threshold at 0 gives) is another number
     assert m.evaluate(X, y, verbose=0)[1] == pytest.approx(hand, abs=1e-12)
+
+
+# --- F5: manualprop.Sequential has autoprop's weights API (BatchNorm running statistics too) and refuses `variables =`
+def _bn_model(seed):
+    return mp.Sequential(mp.Linear(4, 6, rng=seed), mp.BatchNorm1D(6), mp.ReLU(),
+                         mp.Sequential(mp.Linear(6, 3, rng=seed + 1), mp.BatchNorm1D(3)))
+
+
+def test_f5_set_weights_of_get_weights_copies_the_inference_output_with_running_statistics():
+    X = np.random.default_rng(0).normal(size=(16, 4))
+    a, b = _bn_model(0), _bn_model(5)
+    for _ in range(3):
+        a.forward(X * 3 + 1, training=True)
+    w = a.get_weights()
+    assert [np.shape(v) for v in w] == [(6, 4), (6,), (6,), (6,), (3, 6), (3,), (3,), (3,), (6,), (6,), (3,), (3,)]
+    arrays = b.weights
+    b.set_weights(w)
+    assert all(x is y for x, y in zip(arrays, b.weights))  # copied into the layers' own arrays
+    np.testing.assert_array_equal(b.forward(X), a.forward(X))
+    np.testing.assert_array_equal(b[3][1].running_var, a[3][1].running_var)
+    a.forward(X, training=True)
+    assert not np.array_equal(w[-1], a[3][1].running_var)  # get_weights gave copies
+
+
+def test_f5_weights_alone_warn_naming_the_state_left():
+    a, b = _bn_model(0), _bn_model(5)
+    a.forward(np.ones((4, 4)) + np.arange(4)[:, None], training=True)
+    with pytest.warns(UserWarning, match=r"got the 8 weights alone; the state arrays BatchNorm1D.running_mean"):
+        b.set_weights(a.get_weights()[:8])
+    np.testing.assert_array_equal(b.params["0.W"], a.params["0.W"])
+    np.testing.assert_array_equal(b[1].running_mean, np.zeros(6))
+
+
+@pytest.mark.parametrize("values, match", [
+    (lambda w: w[:5], r"got 5 values for the 8 weights of the layer \(or 12 with its 4 state arrays"),
+    (lambda w: [w[0].T, *w[1:]], r"value 0 for weight '0.W' has shape \(4, 6\); the weight's shape is \(6, 4\)"),
+])
+def test_f5_a_wrong_count_or_shape_is_refused_and_nothing_assigned(values, match):
+    a, b = _bn_model(0), _bn_model(5)
+    before = b.get_weights()
+    with pytest.raises(ValueError, match=match):
+        b.set_weights(values(a.get_weights()))
+    assert all(np.array_equal(x, y) for x, y in zip(before, b.get_weights()))
+
+
+def test_f5_a_complex_value_is_refused():
+    b = mp.Sequential(mp.Linear(2, 2, rng=0))
+    w = b.get_weights()
+    with pytest.raises(TypeError, match=r"weight '0.W' of dtype float64 cannot hold a value of dtype complex128"):
+        b.set_weights([w[0] + 1j, w[1]])
+
+
+def test_f5_variables_is_params_and_cannot_be_assigned():
+    a, b = mp.Sequential(mp.Linear(4, 2, rng=0)), mp.Sequential(mp.Linear(4, 2, rng=1))
+    assert b.variables.keys() == b.params.keys() and all(b.variables[k] is b.params[k] for k in b.params)
+    with pytest.raises(TypeError, match=r"Sequential.variables cannot be assigned.*b.set_weights\(a.get_weights\(\)\)"):
+        b.variables = a.variables
+    assert "variables" not in vars(b)
+
+
+def test_f5_the_two_packages_list_the_same_state_in_the_same_order():
+    m = _bn_model(0)
+    t = L.Sequential(L.Linear(4, 6, rng=0), L.BatchNorm1D(6), L.ReLU(),
+                     L.Sequential(L.Linear(6, 3, rng=1), L.BatchNorm1D(3)))
+    t(np.ones((2, 4)))
+    assert [(type(x).__name__, n) for x, n in m._states()] == [(type(x).__name__, n) for x, n in t._states()]
+    assert len(m.get_weights()) == len(t.get_weights())
