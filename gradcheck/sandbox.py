@@ -2174,11 +2174,13 @@ def _inputs(inputs: Sequence[Any]) -> list[np.ndarray]:
 
 
 def _fortran(xs: Sequence[np.ndarray]) -> dict[str, list[int]]:
-    """``{"fortran": [i, ...]}``, the positions of the arrays of ``xs`` of two axes or more laid out in Fortran order
-    and not in C order, which the child hands on so laid out (shared memory and the codec carry C order: verify40
-    H1, :mod:`gradcheck._layout`); ``{}`` when there is none, the request as before."""
+    """``{"fortran": [i, ...], "strided": [j, ...]}``, the positions of the arrays of ``xs`` of two axes or more laid
+    out in Fortran order and not in C order, and of those of more than one element in neither order (a strided view,
+    :func:`gradcheck.sources.strided_copy`), which the child hands on so laid out (shared memory and the codec carry C
+    order: verify40 H1, :mod:`gradcheck._layout`); ``{}`` when there is none, the request as before."""
     at = [i for i, x in enumerate(xs) if x.ndim >= 2 and x.flags.f_contiguous and not x.flags.c_contiguous]
-    return {"fortran": at} if at else {}
+    step = [i for i, x in enumerate(xs) if x.size > 1 and not (x.flags.c_contiguous or x.flags.f_contiguous)]
+    return {**({"fortran": at} if at else {}), **({"strided": step} if step else {})}
 
 
 def _sent_elements(args: dict[str, Any], shared: Shared | None) -> int:

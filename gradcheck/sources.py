@@ -47,7 +47,7 @@ from ._adapters import (
 from .compare import close, relative_error
 from .errors import GradientShapeError, InputModifiedError, StudentCodeError, TwinError, UsageError
 
-__all__ = ["Call", "in_place", "inplace_asked", "input_written", "dY_written", "one_sign_only", "ONE_SIGN", "switch_branch", "manual_source", "grad_slots", "Wrapper", "guarded_backward", "tape_source", "twin_source",
+__all__ = ["Call", "strided_copy", "layout_copy", "in_place", "inplace_asked", "input_written", "dY_written", "one_sign_only", "ONE_SIGN", "switch_branch", "manual_source", "grad_slots", "Wrapper", "guarded_backward", "tape_source", "twin_source",
            "reference_source",
            "build_twin", "constructor_kwargs", "copy_params_to_twin", "resolve_twin", "share_masks",
            "hold_masks", "masks_fixed", "training_differs", "NO_SWITCH", "init_modes", "pair_mode_line", "keyword_values", "at_keyword", "each_keyword_value",
@@ -577,7 +577,7 @@ class Call:
         each input where forward is asked to write into it (``inplace=True``: :func:`inplace_asked`), so that no
         perturbation the numerical plans make is overwritten (tester15b H6)."""
         if inplace_asked(self.branch):
-            xin = tuple(np.array(x, copy=True) for x in xin)
+            xin = tuple(layout_copy(x) if isinstance(x, np.ndarray) else np.array(x, copy=True) for x in xin)
         self.received = xin
         return V.call_student(self.layer.forward, *xin, training=self.training, owner=self.owner,
                               call=self.signature, expected="Expected forward to return the output array.")
@@ -628,6 +628,25 @@ def in_place(owner: str, method: str, tensor: str, example: str, why: str = "", 
     return (StudentCodeError if method == "backward" else InputModifiedError)(V.paragraph(
         f"{V.called(owner, method)}{f' [{branch}]' if branch else ''} modified its {tensor} in place;",
         f"{what} must not write into {tensor.split()[-1]}{why}.", f"Compute into a new array instead, e.g. {example}."))
+
+
+def strided_copy(x: np.ndarray) -> np.ndarray:
+    """A copy of ``x`` laid out as every other element of a buffer twice its size (``np.empty(2 * x.size)[::2]``,
+    reshaped; neither C- nor Fortran-contiguous): the other memory layout of a 1-d array or a ``(1, n)`` row, whose C
+    and Fortran orders are one buffer (:mod:`gradcheck._layout`)."""
+    buf = np.empty(2 * x.size, x.dtype)
+    buf[1::2] = -0.5 - x.ravel()  # the gaps: finite values other than x's, so that a read of them shows
+    out = buf[::2].reshape(x.shape)
+    out[...] = x
+    return out
+
+
+def layout_copy(x: np.ndarray) -> np.ndarray:
+    """A copy of ``x`` in ``x``'s memory layout: C or Fortran order kept (``order="K"``), a strided ``x`` of more than
+    one element strided again (:func:`strided_copy`), as the memory-layout rerun hands it on (:mod:`gradcheck._layout`)."""
+    if x.size > 1 and not (x.flags.c_contiguous or x.flags.f_contiguous):
+        return strided_copy(x)
+    return x.copy(order="K")
 
 
 def dY_written(owner: str, dY: np.ndarray, G: np.ndarray) -> StudentCodeError | None:
@@ -829,7 +848,7 @@ def manual_source(call: Call, G: np.ndarray, wrong: list | None = None) -> dict[
     bcall = f"backward(dY) with dY of shape {V.fmt_shape(G.shape)}"
     expect = (f"Expected backward to return d{names[0]} of shape {V.fmt_shape(inputs[0].shape)}."
               if len(inputs) == 1 else f"Expected backward to return the tuple ({', '.join('d' + n for n in names)}).")
-    dY = G.copy(order="K")  # a Fortran-ordered G stays so (gradcheck._layout)
+    dY = layout_copy(G)  # a Fortran-ordered or strided G stays so (gradcheck._layout)
     ret = guarded_backward(call.layer, dY, names=names, owner=owner, call=bcall, expected=expect,
                            received=call.received, rewritten=call.rewritten)
     if isinstance(ret, list) and len(inputs) == 1 and (refused := stored_inputs_refusal(call.layer, owner, bcall)):
