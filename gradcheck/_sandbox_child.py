@@ -198,12 +198,23 @@ class Packer:
 
 
 def _laid_out(np, arrays, req):
-    """``arrays`` with those at the request's ``fortran`` positions as Fortran-ordered copies: the layout the parent's
+    """``arrays`` with those at the request's ``fortran`` positions as Fortran-ordered copies and those at its
+    ``strided`` positions as copies holding every other element of a buffer twice their size: the layout the parent's
     arrays had (the shared memory and the codec carry C order; verify40 H1, the check's memory-layout rerun). A copy is
     not the shared memory: a write into it is not seen, as that probe's forward is not the one judged for writes."""
-    at = req.get("fortran") or ()
-    return [np.asfortranarray(a) if i in at and isinstance(a, np.ndarray) and a.ndim >= 2 else a
-            for i, a in enumerate(arrays)]
+    at, step = req.get("fortran") or (), req.get("strided") or ()
+
+    def laid(i, a):
+        if not isinstance(a, np.ndarray) or (i not in at and i not in step):
+            return a
+        if i in at:
+            return np.asfortranarray(a) if a.ndim >= 2 else a
+        buf = np.empty(2 * a.size, a.dtype)  # (the parent's gradcheck.sources.strided_copy)
+        buf[1::2] = -0.5 - a.ravel()
+        out = buf[::2].reshape(a.shape)
+        out[...] = a
+        return out
+    return [laid(i, a) for i, a in enumerate(arrays)]
 
 
 def decode(np, obj, payload, max_nodes=MAX_NODES, allowed=ALLOWED_DTYPES):

@@ -15,7 +15,7 @@ import numpy as np
 
 from . import _validation as V
 from ._large_inputs import at_large_inputs, at_large_predictions
-from ._layout import layout_rerun
+from ._layout import layout_rerun, loss_layout_rerun
 from .compare import (
     ATOL_FLOOR,
     EXTRAPOLATION_ROUNDOFF,
@@ -68,6 +68,7 @@ from .sources import (
     guarded_backward,
     input_written,
     keyword_values,
+    layout_copy,
     manual_forward,
     manual_source,
     masks_fixed,
@@ -1092,10 +1093,10 @@ def _check_loss_as_given(loss: Any, y_true: Any, y_pred: Any, *, twin: Any, init
         return V.loss_scalar(v, owner, signature)
 
     received: list[np.ndarray] = []  # the arrays the last forward was given (guarded_backward)
-    def value(x=yp) -> float:
-        args = received[:] = [yt.copy(), x.copy()]
-        out = V.call_student(loss.forward, *args, owner=owner, call=call_text, expected=_given(info, yt, x, pred, target))
-        for n, a, b in zip(("y_true", "y_pred"), args, (yt, x)):  # as a layer's forward (manual_forward)
+    def value(x=yp, t=yt) -> float:  # (t: y_true, in another memory layout for loss_layout_rerun)
+        args = received[:] = [layout_copy(t), layout_copy(x)]
+        out = V.call_student(loss.forward, *args, owner=owner, call=call_text, expected=_given(info, t, x, pred, target))
+        for n, a, b in zip(("y_true", "y_pred"), args, (t, x)):  # as a layer's forward (manual_forward)
             if not np.array_equal(a, b, equal_nan=True):
                 raise input_written(owner, n, "a loss")
         return float(scalar(out))
@@ -1141,6 +1142,8 @@ def _check_loss_as_given(loss: Any, y_true: Any, y_pred: Any, *, twin: Any, init
     analytic = [g["y_pred"] for g in sources.values()]  # as a layer's: an atol passing an error of its size
     if atol > ATOL_FLOOR or (cfg.atol is not None and _resolved(analytic, L, 1.0, cfg, yp)):
         _swamped(atol, analytic, gname, records, notes, given=cfg.atol is not None)
+    _loss_layout(loss, owner, value, received, gname, yt, yp, L, sources["manual"]["y_pred"], (rtol, atol), records,
+                 notes)  # after a PASS: a loss reading y_pred's memory as if it were C-contiguous (session 42)
     res = CheckResult(
         name=owner, kind="loss", records=records, rtol=rtol, atol=atol, eps=cfg.step, seed=seed,
         input_shape=tuple(yp.shape),
@@ -1148,6 +1151,25 @@ def _check_loss_as_given(loss: Any, y_true: Any, y_pred: Any, *, twin: Any, init
         twin_note=note, notes=notes, gradients={src: {gname: v["y_pred"]} for src, v in sources.items()})
     res._output = np.array(L)  # the value, for a check at another constructor argument (not a field: not in to_dict)
     return res
+
+
+def _loss_layout(loss: Any, owner: str, value: Callable[..., float], received: list, gname: str, yt: np.ndarray,
+                 yp: np.ndarray, L: float, grad: np.ndarray, tols: tuple[float, float], records: list[TensorRecord],
+                 notes: list[str]) -> None:
+    """:func:`check_loss`'s memory-layout rerun (:func:`gradcheck._layout.loss_layout_rerun`): the loss's forward by
+    ``value(y_pred, y_true)`` (copies in their layout, checked as the check's), then its backward, validated as the
+    check's; ``L`` and ``grad`` are the check's, ``tols`` its ``(rtol, atol)``. Only after every record passed."""
+    if not all(r.passed for r in records):
+        return
+    ps = V.fmt_shape(yp.shape)
+
+    def run(t: np.ndarray, p: np.ndarray) -> dict[str, np.ndarray]:
+        out = np.array(value(p, t))
+        g = guarded_backward(loss, owner=owner, call="backward()", names=("y_true", "y_pred"), received=received,
+                             rewritten=[], expected=f"Expected backward to return dL/{gname} of shape {ps}.")
+        return {"L": out, "y_pred": V.check_output(g, owner=owner, tensor=gname, produced_by="backward()",
+                                                   expected_shape=yp.shape, expected_why="the shape of y_pred")}
+    loss_layout_rerun(owner, run, yt, yp, {"L": np.array(L), "y_pred": grad}, *tols, gname, records, notes)
 
 
 def _given(info: Mapping[str, Any], yt: np.ndarray, x: np.ndarray, pred: str, target: str) -> str:

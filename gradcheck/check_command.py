@@ -72,6 +72,7 @@ from .errors import (
     error_kind,
 )
 from .numerical import DEFAULT_EPS, OFFSETS, default_eps, numerical_jacobian
+from .result import layout_words
 from .sources import (
     NO_SWITCH,
     SAME_Y_OTHER_BACKWARD,
@@ -2645,12 +2646,13 @@ def _loss_fail(args, loss, res, cname: str, found: tuple, color: bool) -> int:
     diagnosis (``found``: the finding, the value-only reading, the gradient's name), and the argument order assumed
     where the loss's names did not say it (newuser32 F3). Returns EXIT_MISMATCH."""
     finding, value_only, g = found
-    values = [t for t in res.failing_tensors if t == "L" or t.startswith("L (")]  # (L (y_pred + 1000): a value too)
-    grads = [t for t in res.failing_tensors if t not in values]
+    moved = res.layout_moved()  # the memory-layout rerun's alone (gradcheck._layout)
+    values = [t for t in res.failing_tensors if (t == "L" or t.startswith("L (")) and t not in moved]  # (L (y_pred + 1000))
+    grads = [t for t in res.failing_tensors if t not in values and t not in moved]
     value = (f"the loss value{'s' * (len(values) > 1)} {', '.join(values)} differ{'s' * (len(values) == 1)} from the "
              + ("reference's" if args.reference else "tape's")) if values else ""
-    print(colorize(f"\nFAIL: {cname}: " + "; ".join(
-        [value] * bool(value) + [f"gradient mismatch in {', '.join(grads)}"] * bool(grads)) + ".", color))
+    print(colorize(f"\nFAIL: {cname}: " + "; ".join([value] * bool(value) + [f"gradient mismatch in {', '.join(grads)}"]
+                                                   * bool(grads) + [layout_words(moved)] * bool(moved)) + ".", color))
     if finding is not None:
         print(V.wrap(f"diagnosis: {finding.message}."))
     elif value_only is not None:

@@ -115,6 +115,7 @@ from .sources import (
     inputs_hold_weights,
     keyword_values,
     layer_branch,
+    layout_copy,
     not_rechecked_line,
     pair_training,
     stored_inputs_refusal,
@@ -126,7 +127,7 @@ from .uncertainty import within_noise
 
 __all__ = ["Finding", "Probe", "Diagnosis", "diagnose_layer", "check_vjp", "name_signature", "layer_signature",
            "name_graded", "name_log_eps", "is_bias_gradient",
-           "name_loss_gradient", "name_batch_reduction", "name_hinge_count", "name_huber_clip", "name_huber_branch", "name_focal_factor",
+           "name_loss_gradient", "layout_finding", "name_batch_reduction", "name_hinge_count", "name_huber_clip", "name_huber_branch", "name_focal_factor",
            "name_dice_quotient", "name_power_factor", "name_swaps", "close", "held_forward", "STRUCTURAL", "SIGNATURES", "DIAGNOSES", "HELD",
            "RANDOM_TWIN", "RANDOM_REFERENCE", "kept_scale"]
 
@@ -457,10 +458,10 @@ DIAGNOSES: dict[str, Record] = {
         "({ts} change when a second layer of the same class runs forward in between): the cache is "
         "shared, e.g. a class attribute or a global", "store it on self in forward"),
     "stale-cache": Record("stale cache", "backward {how}", _CACHE),
-    "memory-layout": Record(  # _layout_named (verify40 H1): check's rerun at Fortran-ordered inputs and dY
-        "numbers change with the memory layout", "{ts} change{s} when the inputs and dY hold the same values in "
-        "Fortran order (what a transpose or a column slice of the previous layer's output hands on): the code reads "
-        "memory as if it were C-contiguous", "take the strides from the array (x.strides, not from its shape) for "
+    "memory-layout": Record(  # layout_finding (verify40 H1): check's rerun at Fortran-ordered or strided inputs and dY
+        "numbers change with the memory layout", "{ts} change{s} when {who} hold the same values in "
+        "Fortran order or as a strided view (what a transpose, a column slice or a slice with a step of the previous "
+        "layer's output hands on): the code reads memory as if it were C-contiguous", "take the strides from the array (x.strides, not from its shape) for "
         "np.lib.stride_tricks.as_strided, read no buffer (.data, np.frombuffer, tobytes), or call "
         "np.ascontiguousarray(x) first"),
     "reused-sublayer": Record(  # _reused_sublayer (newuser38 F8)
@@ -1459,7 +1460,7 @@ class _Proxy(Wrapper):
 
         def forward(*xs, training=False):
             self.rewind()
-            self.received = [np.array(x, copy=True) for x in xs]
+            self.received = [layout_copy(x) if isinstance(x, np.ndarray) else np.array(x, copy=True) for x in xs]
             return fwd(*self.received, training=training)
 
         with contextlib.suppress(TypeError, ValueError):  # what training_modes reads
@@ -2222,6 +2223,8 @@ def loss_finding(loss: Any, result: CheckResult, y_true: Any, y_pred: Any,
         Its ``message`` is the diagnosis (no final full stop).
     """
     g = check_module.loss_gradient_name(loss)
+    if (found := layout_finding(result)) is not None:  # the memory-layout rerun alone failed (session 42)
+        return found
     if g not in result.gradients.get("manual", {}) or g not in result.gradients.get("numerical", {}):
         return None
     m, n = result.gradients["manual"][g], result.gradients["numerical"][g]
@@ -6817,14 +6820,23 @@ def _diagnose_as_given(layer, X, owner: str, training, more, kw, drawn: bool) ->
 
 def _layout_named(diag: Diagnosis) -> None:
     """The ``memory-layout`` finding first in ``diag`` when what failed, unnamed, is the check's memory-layout rerun
-    alone (:mod:`gradcheck._layout`: each failing record fails its ``C-order-vs-Fortran-order`` comparison only)."""
+    alone (:func:`layout_finding`)."""
     res = diag.result
     if diag.passed or diag.error is not None or res is None or not set(diag.codes) <= {"wrong-values"}:
         return
+    if (found := layout_finding(res)) is not None:
+        diag.findings.insert(0, found)
+
+
+def layout_finding(res: CheckResult) -> Finding | None:
+    """The ``memory-layout`` finding of a result whose failure is the check's memory-layout rerun alone
+    (:mod:`gradcheck._layout`: each failing record fails its ``C-order-vs-Fortran-order`` comparison only), a layer's
+    or a loss's (:func:`loss_finding`); else None."""
     bad = [r for r in res.records if not r.passed]
     if bad and all(c.passed or c.pair == LAYOUT_PAIR for r in bad for c in r.comparisons):
-        diag.findings.insert(0, _find("memory-layout", ts=", ".join(r.tensor for r in bad),
-                                      s="s" if len(bad) == 1 else ""))
+        return _find("memory-layout", ts=", ".join(r.tensor for r in bad), s="s" if len(bad) == 1 else "",
+                     who="y_pred and y_true" if res.kind == "loss" else "the inputs and dY")
+    return None
 
 
 def _reuse_named(layer: Any, diag: Diagnosis, owner: str) -> None:

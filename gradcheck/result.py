@@ -19,9 +19,18 @@ __all__ = ["PAIRS", "ALL_PAIRS", "NONDETERMINISTIC", "TensorRecord", "CheckResul
 PAIRS = ("manual-vs-numerical", "tape-vs-numerical", "manual-vs-tape")
 #: The other side of a failing forward comparison, as :meth:`CheckResult.mismatch` names it.
 _OTHER = {"manual-vs-reference": "reference", "manual-vs-tape": "twin", "call1-vs-call2": "call"}
-#: The check's own run (C-ordered arrays) against the run at the same values in Fortran order (:mod:`gradcheck._layout`).
+#: The check's own run (C-ordered arrays) against the run at the same values in Fortran order, or as a strided view
+#: for a 1-d array or a (1, n) row (:mod:`gradcheck._layout`).
 LAYOUT_PAIR = "C-order-vs-Fortran-order"
 ALL_PAIRS = PAIRS + ("manual-vs-reference", "call1-vs-call2", LAYOUT_PAIR)
+
+
+def layout_words(moved: list[str]) -> str:
+    """The FAIL line's words on the tensors ``moved`` that change with the memory layout (:mod:`gradcheck._layout`)."""
+    return (f"{', '.join(moved)} change{'s' if len(moved) == 1 else ''} with the memory layout (the same values in "
+            "Fortran order or as a strided view give other numbers)")
+
+
 #: Start of the note of a result whose forward gave different outputs for the same input.
 NONDETERMINISTIC = "non-deterministic forward"
 
@@ -124,13 +133,18 @@ class CheckResult:
         """Names of tensors with at least one failing comparison, e.g. ``["db"]``."""
         return [r.tensor for r in self.records if not r.passed]
 
+    def layout_moved(self) -> list[str]:
+        """The failing tensors whose every failing comparison is the memory-layout rerun's (:data:`LAYOUT_PAIR`)."""
+        return [r.tensor for r in self.records if not r.passed
+                and all(c.passed or c.pair == LAYOUT_PAIR for c in r.comparisons)]
+
     def mismatch(self) -> str:
         """What failed, in words for the FAIL line: ``forward mismatch in Y`` (a forward value that differs from the
         reference's or the twin's, or between two calls), ``gradient mismatch in dW``; a gradient that agrees with
         central differences of the layer's own forward and differs only from the other's, beside a forward that
         differs, follows from the forward (named so, not as a gradient bug)."""
         bad = [r for r in self.records if not r.passed]
-        moved = [r.tensor for r in bad if all(c.passed or c.pair == LAYOUT_PAIR for c in r.comparisons)]
+        moved = self.layout_moved()
         if moved:  # the memory-layout rerun's (gradcheck._layout): every other comparison of these passed
             bad = [r for r in bad if r.tensor not in moved]
         fwd = [r for r in bad if r.kind == "forward"]
@@ -146,8 +160,7 @@ class CheckResult:
             parts.append(f"{', '.join(follows)} agree{'s' if one else ''} with central differences of this forward, "
                          f"not with the {other}'s")
         if moved:
-            parts.append(f"{', '.join(moved)} change{'s' if len(moved) == 1 else ''} with the memory layout (the same "
-                         "values in Fortran order give other numbers)")
+            parts.append(layout_words(moved))
         return "; ".join(parts)
 
     def atol_of(self, tensor: str) -> float:

@@ -82,6 +82,7 @@ from ._validation import (
     dtype_error,
     extra_args_hint,
     fmt_shape,
+    forward_call,
     forward_returned_none,
     grads_not_dict,
     loss_given,
@@ -2173,11 +2174,13 @@ def _inputs(inputs: Sequence[Any]) -> list[np.ndarray]:
 
 
 def _fortran(xs: Sequence[np.ndarray]) -> dict[str, list[int]]:
-    """``{"fortran": [i, ...]}``, the positions of the arrays of ``xs`` of two axes or more laid out in Fortran order
-    and not in C order, which the child hands on so laid out (shared memory and the codec carry C order: verify40
-    H1, :mod:`gradcheck._layout`); ``{}`` when there is none, the request as before."""
+    """``{"fortran": [i, ...], "strided": [j, ...]}``, the positions of the arrays of ``xs`` of two axes or more laid
+    out in Fortran order and not in C order, and of those of more than one element in neither order (a strided view,
+    :func:`gradcheck.sources.strided_copy`), which the child hands on so laid out (shared memory and the codec carry C
+    order: verify40 H1, :mod:`gradcheck._layout`); ``{}`` when there is none, the request as before."""
     at = [i for i, x in enumerate(xs) if x.ndim >= 2 and x.flags.f_contiguous and not x.flags.c_contiguous]
-    return {"fortran": at} if at else {}
+    step = [i for i, x in enumerate(xs) if x.size > 1 and not (x.flags.c_contiguous or x.flags.f_contiguous)]
+    return {**({"fortran": at} if at else {}), **({"strided": step} if step else {})}
 
 
 def _sent_elements(args: dict[str, Any], shared: Shared | None) -> int:
@@ -2495,7 +2498,8 @@ class _Remote:
         mutated = shared.changed()
         if meta.get("params_written") and not self._loss and "fixed" not in self.protocol:  # verify40 M1
             raise param_written(self.class_name, str(meta["params_written"][0]),
-                                ", ".join(f"{n}={v}" for n, v in switch_branch(self.protocol, training)))
+                                ", ".join(f"{n}={v}" for n, v in switch_branch(self.protocol, training)),
+                                forward_call(self, names, bool(training)))
         self._last_shared = None if mutated else (shared, names)  # backward must leave them so (_cache_written)
         if mutated:
             branch = [] if self._loss else switch_branch(self.protocol, training)

@@ -47,7 +47,7 @@ from ._adapters import (
 from .compare import close, relative_error
 from .errors import GradientShapeError, InputModifiedError, StudentCodeError, TwinError, UsageError
 
-__all__ = ["Call", "in_place", "inplace_asked", "input_written", "dY_written", "one_sign_only", "ONE_SIGN", "switch_branch", "manual_source", "grad_slots", "Wrapper", "guarded_backward", "tape_source", "twin_source",
+__all__ = ["Call", "strided_copy", "layout_copy", "in_place", "inplace_asked", "input_written", "dY_written", "one_sign_only", "ONE_SIGN", "switch_branch", "manual_source", "grad_slots", "Wrapper", "guarded_backward", "tape_source", "twin_source",
            "reference_source",
            "build_twin", "constructor_kwargs", "copy_params_to_twin", "resolve_twin", "share_masks",
            "hold_masks", "masks_fixed", "training_differs", "NO_SWITCH", "init_modes", "pair_mode_line", "keyword_values", "at_keyword", "each_keyword_value",
@@ -577,7 +577,7 @@ class Call:
         each input where forward is asked to write into it (``inplace=True``: :func:`inplace_asked`), so that no
         perturbation the numerical plans make is overwritten (tester15b H6)."""
         if inplace_asked(self.branch):
-            xin = tuple(np.array(x, copy=True) for x in xin)
+            xin = tuple(layout_copy(x) if isinstance(x, np.ndarray) else np.array(x, copy=True) for x in xin)
         self.received = xin
         return V.call_student(self.layer.forward, *xin, training=self.training, owner=self.owner,
                               call=self.signature, expected="Expected forward to return the output array.")
@@ -628,6 +628,25 @@ def in_place(owner: str, method: str, tensor: str, example: str, why: str = "", 
     return (StudentCodeError if method == "backward" else InputModifiedError)(V.paragraph(
         f"{V.called(owner, method)}{f' [{branch}]' if branch else ''} modified its {tensor} in place;",
         f"{what} must not write into {tensor.split()[-1]}{why}.", f"Compute into a new array instead, e.g. {example}."))
+
+
+def strided_copy(x: np.ndarray) -> np.ndarray:
+    """A copy of ``x`` laid out as every other element of a buffer twice its size (``np.empty(2 * x.size)[::2]``,
+    reshaped; neither C- nor Fortran-contiguous): the other memory layout of a 1-d array or a ``(1, n)`` row, whose C
+    and Fortran orders are one buffer (:mod:`gradcheck._layout`)."""
+    buf = np.empty(2 * x.size, x.dtype)
+    buf[1::2] = -0.5 - x.ravel()  # the gaps: finite values other than x's, so that a read of them shows
+    out = buf[::2].reshape(x.shape)
+    out[...] = x
+    return out
+
+
+def layout_copy(x: np.ndarray) -> np.ndarray:
+    """A copy of ``x`` in ``x``'s memory layout: C or Fortran order kept (``order="K"``), a strided ``x`` of more than
+    one element strided again (:func:`strided_copy`), as the memory-layout rerun hands it on (:mod:`gradcheck._layout`)."""
+    if x.size > 1 and not (x.flags.c_contiguous or x.flags.f_contiguous):
+        return strided_copy(x)
+    return x.copy(order="K")
 
 
 def dY_written(owner: str, dY: np.ndarray, G: np.ndarray) -> StudentCodeError | None:
@@ -710,15 +729,18 @@ def input_written(owner: str, name: str, what: str = "a layer", branch: str = ""
                     " (the previous layer or the caller still uses it)", what, branch)
 
 
-def param_written(owner: str, name: str, branch: str = "") -> InputModifiedError:
+def param_written(owner: str, name: str, branch: str = "", call: str = "") -> InputModifiedError:
     """The error of a forward that wrote into its own parameter ``name`` (verify40 M1: ``self.W *= 0.9`` at the top of
     forward, a weight decay in the wrong place, got a PASS, a FAIL at 17152 and a 'non-deterministic forward' by the
     path taken): each call changes the parameter the gradient is taken at; in process (:func:`manual_forward`) or in
-    the sandbox's child (its forward reply's ``params_written``)."""
+    the sandbox's child (its forward reply's ``params_written``). ``call``: the call that wrote, in its mode
+    (``"forward(X, training=True)"``, :func:`gradcheck._validation.forward_call`), named in the message (verify41b
+    F7: a clip in training mode only was said to write "in training or eval")."""
+    each = f"each call {call}" if call else "each forward"
     return in_place(owner, "forward", f"parameter {name}", f"w = {name} * 0.9 (a new array) in forward, or the decay in "
                     "the optimizer's step", f" (forward modified {name} in place: every call changes the parameter the "
-                    "gradient is taken at, so no gradient of it can be checked, and each forward, in training or eval, "
-                    "changes it again; a weight decay or a max-norm clip belongs in the update step)", branch=branch)
+                    f"gradient is taken at, so no gradient of it can be checked, and {each} changes it again; a weight "
+                    "decay or a max-norm clip belongs in the update step)", branch=branch)
 
 
 def backprop_written(said: str) -> InputModifiedError | None:
@@ -788,7 +810,8 @@ def manual_forward(call: Call) -> tuple[np.ndarray, np.ndarray]:
     Y = call.forward(*x_in)
     for k, v in before.items():  # verify40 M1 (a sandboxed layer's child tells it: RemoteLayer.forward)
         if not V.identical(v, call.params[k]):
-            raise param_written(call.owner, k, ", ".join(f"{a}={b}" for a, b in call.branch))
+            raise param_written(call.owner, k, ", ".join(f"{a}={b}" for a, b in call.branch),
+                                V.forward_call(call.layer, call.names, call.training))
     for n, a, b in zip(call.names, x_in, call.inputs):
         if not np.array_equal(a, b) and not inplace_asked(call.branch):  # inplace=True: as asked, on a copy
             raise input_written(call.owner, n, branch=", ".join(f"{k}={v}" for k, v in call.branch))
@@ -825,7 +848,7 @@ def manual_source(call: Call, G: np.ndarray, wrong: list | None = None) -> dict[
     bcall = f"backward(dY) with dY of shape {V.fmt_shape(G.shape)}"
     expect = (f"Expected backward to return d{names[0]} of shape {V.fmt_shape(inputs[0].shape)}."
               if len(inputs) == 1 else f"Expected backward to return the tuple ({', '.join('d' + n for n in names)}).")
-    dY = G.copy(order="K")  # a Fortran-ordered G stays so (gradcheck._layout)
+    dY = layout_copy(G)  # a Fortran-ordered or strided G stays so (gradcheck._layout)
     ret = guarded_backward(call.layer, dY, names=names, owner=owner, call=bcall, expected=expect,
                            received=call.received, rewritten=call.rewritten)
     if isinstance(ret, list) and len(inputs) == 1 and (refused := stored_inputs_refusal(call.layer, owner, bcall)):

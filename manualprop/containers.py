@@ -14,9 +14,10 @@ from ._validation import (
     nonfinite_output,
     sum_of_squares,
 )
+from ._weights import checked_values, set_states, state_values
 from .layers import Flatten, Layer, Linear, ReLU, Sigmoid, Softmax, Tanh
 from .optim import Optimizer
-from .training import accuracy, compile_args, evaluate_loop, fit_loop
+from .training import accuracy, compile_args, evaluate_loop, fit_loop, output_layer
 
 __all__ = ["Residual", "Sequential", "flat_dict"]
 
@@ -238,6 +239,95 @@ class Sequential:
         """Flat dict of all layers' gradients, keys as in ``params``."""
         return self._flat("grads")
 
+    # --- Keras's weights API, as autoprop's Sequential (verify41b F5) --------------------------------------------
+    @property
+    def variables(self) -> dict:
+        """Keras's (and autoprop's) name for :attr:`params`: the same flat dict of the layers' own arrays."""
+        return self.params
+
+    @variables.setter
+    def variables(self, value):
+        """Refused, as autoprop's ``Sequential.variables``: a container's variables are its layers'.
+
+        Raises
+        ------
+        TypeError
+            Always: assigning would change nothing the model computes with (verify41b F5: it made a new
+            attribute without a word).
+        """
+        raise TypeError(
+            f"{type(self).__name__}.variables cannot be assigned: a Sequential's variables are its layers' "
+            "params. To copy a model use b.set_weights(a.get_weights()); to change one weight, assign into its "
+            "array (b.params['0.W'][...] = value)")
+
+    @property
+    def weights(self) -> list:
+        """list of ndarray: the layers' parameter arrays (the same objects), in :attr:`params` order, each once
+        (a weight shared by two layers is listed at its first key): Keras's ``model.weights``, as autoprop's."""
+        seen, out = set(), []
+        for v in self.params.values():
+            if id(v) not in seen:
+                seen.add(id(v))
+                out.append(v)
+        return out
+
+    def _states(self) -> list:
+        """``(layer, name)`` of every state array (a BatchNorm's ``running_mean`` and ``running_var``: its
+        ``_state_names``) of the layers, nested containers' too, in autoprop's order (its ``_layers_within``)."""
+        found, stack = {id(self): self}, [self]
+        while stack:
+            for layer in stack.pop().layers:
+                if id(layer) not in found:
+                    found[id(layer)] = layer
+                    if isinstance(layer, Sequential):
+                        stack.append(layer)
+        del found[id(self)]
+        return [(layer, n) for layer in found.values() for n in getattr(layer, "_state_names", ())]
+
+    def get_weights(self) -> list:
+        """Keras's ``get_weights``, as autoprop's: copies of :attr:`weights`, then of the state arrays (a
+        ``BatchNorm1D``'s or ``BatchNorm2D``'s ``running_mean`` and ``running_var``), so that
+        ``b.set_weights(a.get_weights())`` copies ``a``'s inference output too.
+
+        Returns
+        -------
+        list of ndarray
+            Copies (a later update of the model does not change them).
+        """
+        return [np.array(v, copy=True) for v in self.weights] + state_values(self._states())
+
+    def set_weights(self, weights) -> None:
+        """Keras's ``set_weights``, as autoprop's: copy each value into its weight's array (in place: the layers
+        and an optimizer's state keep the same arrays), then, when given, the state arrays. Given the weights
+        alone, the state is left as it was and a ``UserWarning`` names it.
+
+        Parameters
+        ----------
+        weights : sequence of array_like
+            One value per weight, in the order of :attr:`weights`, each of its shape, then, optionally, one per
+            state array, in :meth:`get_weights`'s order.
+
+        Raises
+        ------
+        ValueError
+            Another number of values, or a value of another shape (nothing assigned).
+        TypeError
+            A value the weight's dtype cannot hold (complex into float, float into int; nothing assigned).
+        """
+        own, states = self.weights, self._states()
+        keys = {id(v): k for k, v in reversed(self.params.items())}
+        name = type(self).__name__
+        weights = checked_values(name, weights, [(f"weight {keys[id(v)]!r}", v.shape) for v in own], states)
+        for v, w in zip(own, weights):
+            w = np.asarray(w)
+            if not np.can_cast(w.dtype, v.dtype, "same_kind"):
+                raise TypeError(f"{name}.set_weights: weight {keys[id(v)]!r} of dtype {v.dtype} cannot hold a value "
+                                f"of dtype {w.dtype} (numpy would drop its imaginary part or truncate it); cast the "
+                                "value yourself")
+        for v, w in zip(own, weights):
+            np.copyto(v, w, casting="same_kind")
+        set_states(name, weights, len(own), states)
+
     def forward(self, X, training=False):
         """Run ``X`` through every layer in order and return the last output.
 
@@ -383,9 +473,10 @@ class Sequential:
         TypeError, ValueError
             See :func:`manualprop.training.compile_args`.
         """
+        last, at = output_layer(self.layers)
         self.optimizer, self.loss, self.metrics = compile_args(
-            "Sequential", optimizer, loss, metrics, "manualprop.SoftmaxCrossEntropy()",
-            self.layers[-1] if self.layers else None)
+            "Sequential", optimizer, loss, metrics, "manualprop.SoftmaxCrossEntropy()", last,
+            "" if self.layers and last is self.layers[-1] else at)
         return self
 
     def _compiled(self, where):
@@ -409,7 +500,7 @@ class Sequential:
             opt.step(self.params, self.grads)
         logs = {"loss": value}
         if "accuracy" in self.metrics:
-            logs["accuracy"] = accuracy(y, y_pred, self.loss, self.layers[-1] if self.layers else None)
+            logs["accuracy"] = accuracy(y, y_pred, self.loss, output_layer(self.layers)[0])
         return logs
 
     def test_step(self, data):
@@ -418,7 +509,7 @@ class Sequential:
         y_pred = self.forward(x, training=False)
         logs = {"loss": self.loss.forward(y, y_pred)}
         if "accuracy" in self.metrics:
-            logs["accuracy"] = accuracy(y, y_pred, self.loss, self.layers[-1] if self.layers else None)
+            logs["accuracy"] = accuracy(y, y_pred, self.loss, output_layer(self.layers)[0])
         return logs
 
     def fit(self, x, y, epochs=1, batch_size=32, validation_data=None, shuffle=True, seed=None,

@@ -101,6 +101,8 @@ class _BatchNorm(Layer):
     """Shared code of BatchNorm1D/2D; subclasses set ``_axes`` and ``_spec``."""
 
     _axes: tuple = (0,)
+    #: State, not parameters (PyTorch's buffers): ``Sequential.get_weights`` lists them after the weights.
+    _state_names = ("running_mean", "running_var")
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, dtype=np.float64):
         super().__init__()

@@ -19,7 +19,7 @@ from ._validation import check_positive_int
 from .init import as_rng
 
 __all__ = ["History", "accuracy", "compile_args", "evaluate_loop", "fit_loop", "iterate_minibatches",
-           "progress_bar"]
+           "output_layer", "progress_bar"]
 
 
 def progress_bar():
@@ -127,20 +127,59 @@ _PROBABILITY_LAYERS = {"Softmax": "softmax", "Sigmoid": "sigmoid"}
 _LOGITS_LOSSES = {"SoftmaxCrossEntropy": "softmax", "BinaryCrossEntropyWithLogits": "sigmoid"}
 
 
-def _warn_probabilities_into_logits(where, last_layer, loss):
+#: Layers that hand on their input's values reshaped: a model's outputs are those of the layer before them.
+_RESHAPES = ("Flatten",)
+
+
+def output_layer(layers):
+    """The layer whose values a chain of ``layers`` (a Sequential's) outputs, and its position.
+
+    The last layer, looked for inside a last nested ``Sequential`` (not a ``Residual``: its output is ``x + F(x)``)
+    and before a last ``Flatten`` (a reshape keeps the values): ``Sequential(Linear, Sequential(ReLU, Softmax))``
+    and ``Sequential(Linear, Softmax, Flatten)`` output a Softmax's probabilities (verify41b F4: compile's warning
+    and the accuracy's threshold read the container or the Flatten), as Keras follows the output tensor to the
+    operation that made it.
+
+    Parameters
+    ----------
+    layers : sequence
+        The layers, in order.
+
+    Returns
+    -------
+    (object or None, str)
+        The layer (None when there is none) and its position as the flat parameter names give it (``"1.1"``).
+    """
+    stack, opened = [(str(i), layer) for i, layer in enumerate(layers)], set()
+    while stack:
+        at, layer = stack.pop()
+        kind = type(layer).__name__
+        inner = getattr(layer, "__dict__", {}).get("layers") if kind == "Sequential" else None
+        if isinstance(inner, list) and id(layer) not in opened:  # (a container holding itself is opened once)
+            opened.add(id(layer))
+            stack += [(f"{at}.{i}", sub) for i, sub in enumerate(inner)]
+        elif kind not in _RESHAPES:
+            return layer, at
+    return None, ""
+
+
+def _warn_probabilities_into_logits(where, last_layer, loss, at=""):
     """Warn when the model ends in a Softmax or Sigmoid layer and the loss takes logits (verify41 M4: the loss
     applied a second softmax, and the model trained toward another objective without a word; Keras warns for
-    ``from_logits=True`` after a softmax activation)."""
+    ``from_logits=True`` after a softmax activation). ``at``: the layer's position when it is inside a nested
+    Sequential or before a Flatten (:func:`output_layer`)."""
     layer, lossname = type(last_layer).__name__, type(loss).__name__
     if layer in _PROBABILITY_LAYERS and lossname in _LOGITS_LOSSES:
+        said = (f"the model's outputs are those of its {layer}, layer {at} (a nested Sequential or a Flatten hands "
+                "them on)") if at else f"the last layer is {layer}"
         warnings.warn(
-            f"{where}: the last layer is {layer} (its outputs are probabilities), but {lossname} takes logits "
+            f"{where}: {said} (its outputs are probabilities), but {lossname} takes logits "
             f"and applies its own {_LOGITS_LOSSES[lossname]}: the model would train toward another objective. "
             f"Remove the final {layer} (the loss includes it), and apply it to the outputs when you need "
             "probabilities.", UserWarning, stacklevel=4)
 
 
-def compile_args(owner, optimizer, loss, metrics, loss_names, last_layer=None):
+def compile_args(owner, optimizer, loss, metrics, loss_names, last_layer=None, at=""):
     """Check and resolve the arguments of ``compile`` (one place for both packages).
 
     Parameters
@@ -159,8 +198,11 @@ def compile_args(owner, optimizer, loss, metrics, loss_names, last_layer=None):
     loss_names : str
         How to build the package's losses, for the message (e.g. ``"ap.losses.SoftmaxCrossEntropy()"``).
     last_layer : object, optional
-        The model's last layer: a ``Softmax`` or ``Sigmoid`` before a loss that takes logits is warned
-        about (UserWarning), as Keras warns.
+        The layer that makes the model's outputs (:func:`output_layer`): a ``Softmax`` or ``Sigmoid`` before a
+        loss that takes logits is warned about (UserWarning), as Keras warns.
+    at : str, optional
+        ``last_layer``'s position when it is not the model's last layer (inside a nested ``Sequential``, or
+        before a ``Flatten``), named in the warning.
 
     Returns
     -------
@@ -196,7 +238,7 @@ def compile_args(owner, optimizer, loss, metrics, loss_names, last_layer=None):
     unknown = [m for m in metrics if m != "accuracy"]
     if unknown:
         raise ValueError(f"{where}: unknown metric(s) {unknown}; supported: ['accuracy']")
-    _warn_probabilities_into_logits(where, last_layer, loss)
+    _warn_probabilities_into_logits(where, last_layer, loss, at)
     return optimizer, loss, tuple(metrics)
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import inspect
 import threading
-import warnings
 
 import numpy as np
 
@@ -18,8 +17,9 @@ from manualprop._validation import (
     check_training,
     float_ss,
 )
+from manualprop._weights import checked_values, set_states, state_values
 from manualprop.init import keras_initial_value
-from manualprop.training import accuracy, compile_args, evaluate_loop, fit_loop
+from manualprop.training import accuracy, compile_args, evaluate_loop, fit_loop, output_layer
 
 from ..core.tape import GradientTape, on_replay
 from ..core.tensor import _STATE, _TRACERS, Tensor, Variable
@@ -662,8 +662,7 @@ class Layer:
         list of ndarray
             Copies (a later update of the layer does not change them).
         """
-        return ([v.numpy() for v in self.weights]
-                + [np.array(getattr(layer, n), copy=True) for layer, n in self._states()])
+        return [v.numpy() for v in self.weights] + state_values(self._states())
 
     def set_weights(self, weights):
         """Keras's ``set_weights``: assign each of :attr:`weights` its value from ``weights``.
@@ -690,36 +689,19 @@ class Layer:
             A value the weight's dtype cannot hold (``Variable.assign``).
         """
         own, states = self.weights, self._states()
-        weights = list(weights)
         name = getattr(self, "name", type(self).__name__)
-        if len(weights) not in (len(own), len(own) + len(states)):
-            raise ValueError(self._weight_count_message(name, len(weights), len(own), states))
-        targets = [(f"weight {v.name!r}", v.shape) for v in own] + [
-            (f"state {type(layer).__name__}.{n}", np.shape(getattr(layer, n))) for layer, n in states]
-        for i, (w, (what, shape)) in enumerate(zip(weights, targets)):
-            if np.shape(w) != shape:
-                raise ValueError(f"{name}.set_weights: value {i} for {what} has shape "
-                                 f"{np.shape(w)}; the {what.split()[0]}'s shape is {shape}")
+        weights = checked_values(name, weights, [(f"weight {v.name!r}", v.shape) for v in own], states,
+                                 self._unbuilt_hint)
         for v, w in zip(own, weights):
             v.assign(w)
-        if len(weights) == len(own) and states:
-            warnings.warn(f"{name}.set_weights: got the {len(own)} weights alone; the state arrays "
-                          f"{', '.join(f'{type(layer).__name__}.{n}' for layer, n in states)} (PyTorch's "
-                          "buffers, not weights) were left as they were: pass the whole list get_weights() "
-                          "returns (the weights, then the state) to copy the inference output too",
-                          UserWarning, stacklevel=2)
-        for (layer, n), w in zip(states, weights[len(own):]):
-            setattr(layer, n, np.array(w, dtype=np.asarray(getattr(layer, n)).dtype, copy=True))
+        set_states(name, weights, len(own), states)
 
-    def _weight_count_message(self, name, got, n_weights, states):
-        """set_weights' refusal of ``got`` values: the counts it takes, the layers not built yet."""
+    def _unbuilt_hint(self):
+        """set_weights' words on the layers not built yet (their weights are made by their first call)."""
         unbuilt = [type(layer).__name__ for layer in (self, *_layers_within(self))
                    if not layer.__dict__.get("built", True)]
-        hint = (f"; not built yet: {', '.join(unbuilt)} (its weights are made by its first "
-                "call: call the model once, e.g. on a batch of the data)" if unbuilt else "")
-        state = (f" (or {n_weights + len(states)} with its {len(states)} state arrays, as "
-                 "get_weights() lists them)" if states else "")
-        return f"{name}.set_weights: got {got} values for the {n_weights} weights of the layer{state}{hint}"
+        return (f"; not built yet: {', '.join(unbuilt)} (its weights are made by its first call: call the model "
+                "once, e.g. on a batch of the data)" if unbuilt else "")
 
     def _repr_args(self) -> str:
         return self.manual_class._repr_args(self) if self.manual_class is not None else ""
@@ -776,9 +758,10 @@ LEAF_LAYERS: set = set()
 
 
 def _last_layer(model):
-    """A Sequential's last layer (None for another model: its order of calls is its ``call``'s)."""
+    """A Sequential's output layer and its position (:func:`manualprop.training.output_layer`: inside a nested
+    Sequential, before a Flatten); ``(None, "")`` for another model (its order of calls is its ``call``'s)."""
     layers = model.__dict__.get("layers")
-    return layers[-1] if isinstance(layers, list) and layers else None
+    return output_layer(layers) if isinstance(layers, list) else (None, "")
 
 
 class Model(Layer):
@@ -856,9 +839,10 @@ class Model(Layer):
         TypeError, ValueError
             See :func:`manualprop.training.compile_args`.
         """
+        last, at = _last_layer(self)
         self.optimizer, self.loss, self.metrics = compile_args(
-            type(self).__name__, optimizer, loss, metrics, "ap.losses.SoftmaxCrossEntropy()",
-            _last_layer(self))
+            type(self).__name__, optimizer, loss, metrics, "ap.losses.SoftmaxCrossEntropy()", last,
+            "" if last is not None and last is self.layers[-1] else at)
         return self
 
     def _compiled(self, where):
@@ -869,7 +853,7 @@ class Model(Layer):
         logs = {"loss": float(loss)}
         if "accuracy" in self.metrics:
             values = y_pred.numpy() if isinstance(y_pred, Tensor) else np.asarray(y_pred)
-            logs["accuracy"] = accuracy(y, values, self.loss, _last_layer(self))
+            logs["accuracy"] = accuracy(y, values, self.loss, _last_layer(self)[0])
         return logs
 
     def train_step(self, data):

@@ -482,6 +482,10 @@ EXPECTED = {
     # session 41 (verify40 H1: both PASSed): numbers that change with the memory layout of the input or of dY
     "layout40.py::SumPool1DShapeStrides": "memory-layout",
     "layout40.py::Scale3BufferRead": "memory-layout",
+    "layout42.py::MovingSumShapeStrides": "memory-layout",
+    "layout42.py::RowPairsShapeStrides": "memory-layout",
+    "loss_layout42.py::MSEFlatK": "memory-layout",
+    "loss_layout42b.py::SmoothMSEShapeStrides": "memory-layout",
 }
 
 #: Bugs no signature names: each must FAIL with "wrong-values" (no known bug pattern), never a wrong name.
@@ -555,6 +559,7 @@ CORRECT = ["switch_passed.py::Base3", "switch_passed.py::Sub3", "switch_passed.p
            "session36.py::lstm", "session36.py::LSTMCellTorch", "session36.py::GatedInput",
            "session37.py::ZhouSoftmax", "session37.py::SoftmaxRows", "session37.py::LinearFlat",
            "lead38.py::ShiftLinear", "lead39.py::ReluDense", "layout40.py::SumPool1D", "layout40.py::Scale3",
+           "layout42.py::MovingSum", "layout42.py::RowPairs", "loss_layout42.py::MSEFlat", "loss_layout42b.py::SmoothMSE",
            "session38b.py::ConvRows", "session38b.py::MaxPoolEight", "session38b.py::lstmsplit",
            *(f"loss_penalty25.py::{n}" for n in ("svm", "softmax", "softmaxhalf")),
            "loss_robust.py::Huber", "loss_focal.py::Focal", "norm.py::BatchNormBessel",
@@ -618,7 +623,7 @@ def diagnose_loss(key: str):
     from gradcheck._log_eps import better_finding
     from gradcheck.check import check_loss, loss_arg_names, loss_gradient_name
     from gradcheck.check_command import _target_values, loss_data
-    from gradcheck.diagnose import name_batch_reduction, name_loss_gradient
+    from gradcheck.diagnose import layout_finding, name_batch_reduction, name_loss_gradient
 
     fname, cls_name = key.split("::")
     mod = importlib.import_module(f".{fname.removesuffix('.py')}", __name__)
@@ -633,7 +638,7 @@ def diagnose_loss(key: str):
         y_true = plan[1]  # as the CLI: again with targets holding the constants forward compares them with
         res = check_loss(loss, y_true, y_pred, twin=None, seed=0)
     g = loss_gradient_name(loss)
-    found = None if res.passed else better_finding(name_batch_reduction(
+    found = None if res.passed else layout_finding(res) or better_finding(name_batch_reduction(
         g, res, len(y_pred), loss.forward, y_true, y_pred, reference and reference()) or name_loss_gradient(
         g, res.gradients["manual"][g], res.gradients["numerical"][g], loss.forward, y_true, y_pred, res.rtol,
         loss_arg_names(loss), loss=loss, init=init), copied)
