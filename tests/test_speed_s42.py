@@ -98,3 +98,110 @@ def test_im2col_every_small_spec_against_the_reference():
                                                             (1, 2), (1,)):
         spec = ((kh, kw), (sh, sw), (ph, pw), (dh, dw))
         assert np.array_equal(im2col(X, *spec), _reference(X, *spec)), spec
+
+
+# ---------------------------------------------------------------- autoprop.function's layout check at each call
+def _model():
+    from autoprop import layers as al
+
+    m = al.Model()
+    m.blocks = [al.Linear(4, 4, rng=0), al.Linear(4, 4, rng=1)]
+    m.stages = [[al.Linear(4, 4, rng=2)], (al.Tanh(), [])]
+    m.heads = {"a": al.Linear(4, 3, rng=3), "b": [al.Linear(4, 3, rng=4)]}
+    m.numbers = [1, 2, 3]  # no layer: not in the layout
+    m.empty = []
+    return m
+
+
+def _changes():
+    from autoprop import layers as al
+
+    other = al.Linear(4, 4, rng=9)
+    yield "unchanged", lambda m: None
+    yield "popped", lambda m: m.blocks.pop()
+    yield "appended", lambda m: m.blocks.append(other)
+    yield "replaced in a list", lambda m: m.blocks.__setitem__(0, other)
+    yield "swapped", lambda m: m.blocks.reverse()
+    yield "nested list changed", lambda m: m.stages[0].append(other)
+    yield "nested empty list filled", lambda m: m.stages[1][1].append(other)
+    yield "dict item replaced", lambda m: m.heads.__setitem__("a", other)
+    yield "dict key added", lambda m: m.heads.__setitem__("c", other)
+    yield "dict key removed", lambda m: m.heads.pop("a")
+    yield "dict nested list emptied", lambda m: m.heads["b"].clear()
+    yield "a list of numbers now holds a layer", lambda m: m.numbers.append(other)
+    yield "an empty list filled", lambda m: m.empty.append(other)
+    yield "a list replaced behind __setattr__", lambda m: m.__dict__.__setitem__("blocks", list(m.blocks))
+    yield "a layer list now holds only numbers", lambda m: m.__dict__.__setitem__("stages", [[1], (2, [])])
+
+
+@pytest.mark.parametrize("name, change", list(_changes()), ids=[n for n, _ in _changes()])
+def test_the_layout_walk_says_what_the_built_comparison_says(name, change):
+    """``_layout_same`` (the walk without building the layout, session 42) against ``_same(_layout(...))``, the
+    comparison of sessions 39-41, after each kind of in-place change of a layer's lists and dicts."""
+    from autoprop.layers.base import _layout, _layout_same
+    from autoprop.tracing import _same
+
+    m = _model()
+    then = _layout(m)
+    change(m)
+    want = _same(_layout(m), then)
+    assert _layout_same(m, then) is want
+    assert want is (name in ("unchanged", "a list replaced behind __setattr__"))
+
+
+def test_a_traced_step_traces_again_after_each_layout_change():
+    import autoprop as ap
+    from autoprop import layers as al
+
+    net = al.Sequential(al.Linear(4, 3, rng=0), al.Tanh(), al.Linear(3, 2, rng=1))
+    x = np.random.default_rng(0).random((5, 4))
+
+    @ap.function
+    def f(x):
+        return ap.reduce_sum(net(x))
+
+    first = float(f(x).numpy())
+    assert float(f(x).numpy()) == first and f.trace_count == 1
+    net.layers.pop()  # in place: no attribute set
+    assert float(f(x).numpy()) == float(ap.reduce_sum(net(x)).numpy()) != first
+    net.layers.append(al.Linear(3, 2, rng=2))
+    assert float(f(x).numpy()) == float(ap.reduce_sum(net(x)).numpy())
+
+
+SCALE = 2.0
+
+
+def test_rebound_names_are_seen_one_by_one_globals_and_cells():
+    """``_Names.rebound`` (compared as read, session 42) says what comparing the built ``values()`` list said, for a
+    rebound global, a rebound closure cell and a cell not yet filled."""
+    from autoprop.tracing import _Names
+
+    def outer():
+        factor = 3.0
+
+        def f(x):
+            return x * SCALE * factor * later  # noqa: F821  (later: a cell filled after f is made)
+
+        names = _Names(f)
+        saved = names.values()
+        assert not names.rebound(saved)
+        later = 1.0  # noqa: F841  (fills the cell)
+        yield names, saved
+        factor = 4.0  # noqa: F841
+        yield names, saved
+
+    global SCALE
+    runs = outer()
+    names, saved = next(runs)
+    assert names.rebound(saved)  # the cell filled since
+    saved = names.values()
+    assert not names.rebound(saved)
+    SCALE = 5.0
+    try:
+        assert names.rebound(saved) is any(a is not b for a, b in zip(saved, names.values())) is True
+        saved = names.values()
+        assert not names.rebound(saved)
+        names, _ = next(runs)
+        assert names.rebound(saved)  # the closure's factor rebound
+    finally:
+        SCALE = 2.0
