@@ -205,3 +205,50 @@ def test_rebound_names_are_seen_one_by_one_globals_and_cells():
         assert names.rebound(saved)  # the closure's factor rebound
     finally:
         SCALE = 2.0
+
+
+# ---------------------------------------------------------------- manualprop: the checks after warm steps
+def _warm_mlp():
+    import manualprop as mp
+
+    net = mp.Sequential(mp.Linear(6, 5, rng=0), mp.Tanh(), mp.Linear(5, 3, rng=1))
+    loss, opt = mp.SoftmaxCrossEntropy(), mp.SGD(learning_rate=0.1)
+    X, y = np.random.default_rng(0).random((4, 6)), np.array([0, 2, 1, 2])
+
+    def step(X=X, y=y):
+        value = loss.forward(y, net.forward(X, training=True))
+        net.backward(loss.backward(), input_grad=False)
+        opt.step(net)
+        return value
+
+    for _ in range(3):
+        step()
+    return net, step, X
+
+
+def _in_place_reshape(net):
+    net.layers[0].params["W"].shape = (6, 5)
+
+
+def _nan_in_x(X):
+    X[1, 2] = np.nan
+
+
+@pytest.mark.parametrize("change, error, said", [
+    (lambda net, X: {"X": X[:, :5].copy()}, ValueError, r"Linear\(in_features=6, out_features=5\)\.forward"),
+    (lambda net, X: {"X": X.astype(np.float32)}, TypeError, r"Linear\(in_features=6, out_features=5\)\.forward"),
+    (lambda net, X: net.layers[0].params.__setitem__("W", np.zeros((5, 7))), ValueError,
+     r"params\['W'\] has shape \(5, 7\), expected \(5, 6\)"),
+    (lambda net, X: _in_place_reshape(net), ValueError, r"params\['W'\] has shape \(6, 5\), expected \(5, 6\)"),
+    (lambda net, X: net.layers[2].params.__setitem__("b", np.zeros((1, 3))), ValueError,
+     r"params\['b'\] has shape \(1, 3\), expected \(3,\)"),
+    (lambda net, X: _nan_in_x(X), ValueError, r"NaN"),
+], ids=["narrower X", "float32 X", "W replaced", "W reshaped in place", "b replaced", "NaN written into X"])
+def test_manualprop_checks_fire_after_warm_steps_when_the_signature_changes(change, error, said):
+    """Issue 15's "check once per input signature ... with the same clear errors": whatever a future cache keeps,
+    a step after three good ones with the same objects must still refuse a changed input or parameter (the same
+    X object written in place, W reshaped in place, a parameter replaced), naming the layer or the parameter."""
+    net, step, X = _warm_mlp()
+    kw = change(net, X) or {}
+    with pytest.raises(error, match=said):
+        step(**kw)
