@@ -409,7 +409,8 @@ class Layer:
             stack = _CALL_CONTEXT.training = []
         if training is None:
             training = stack[-1] if stack else self._call_training_default
-        else:  # an array or a tuple here is PyTorch's positional state or mask (gru(x, h0)): refused, not read as True
+        elif training is not True and training is not False:  # (a bool passes: no message built, issue 15)
+            # an array or a tuple here is PyTorch's positional state or mask (gru(x, h0)): refused, not read as True
             check_training(training, f"{self!r}.__call__", self._training_hint)
         if _TRACERS:  # autoprop.function: its lists and dicts of layers compared at each call (_layout)
             _TRACERS[-1].layer_called(self, _layout, _layout_same)
@@ -1026,22 +1027,15 @@ def _items_same(v, then) -> bool:
     """``_same(_items(v), then)`` for the list, tuple or dict ``v``, walked without building ``_items(v)``."""
     if type(then) is not tuple or len(then) != len(v):
         return _same_items_built(v, then)
-    held = not v
-    if type(v) is dict:
+    pairs = zip(v, then)
+    if type(v) is dict:  # then holds (key, items) pairs: the same key objects, then the items
+        pairs = []
         for (k, e), pair in zip(v.items(), then):
             if type(pair) is not tuple or len(pair) != 2 or pair[0] is not k:
                 return _same_items_built(v, then)
-            t = pair[1]
-            if type(e) in (list, tuple, dict):
-                if not _items_same(e, t):
-                    return False
-                held = held or t is not None
-            elif e is not t:
-                return False
-            else:
-                held = held or isinstance(e, (Layer, Variable)) or callable(e)
-        return held
-    for e, t in zip(v, then):
+            pairs.append((e, pair[1]))
+    held = not v
+    for e, t in pairs:
         if type(e) in (list, tuple, dict):
             if not _items_same(e, t):
                 return False
