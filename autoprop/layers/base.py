@@ -1048,7 +1048,7 @@ def _items_same(v, then) -> bool:
 
 
 def _same_items_built(v, then) -> bool:
-    from autoprop.tracing import _same  # (autoprop.tracing imports this module)
+    from autoprop.tracing import _same  # (the tracer's comparison, imported for a doubt only)
 
     return _same(_items(v), then)
 
