@@ -610,8 +610,8 @@ class _Trace:
         self.argslots = []  # the slots the call's array arguments fill
         self.state = None  # tensor._STATE when traced or last replayed
         self.names = ()  # the values of the function's global and closure names when traced (_Names)
-        self.called = {}  # id -> (layer, its layout function): the layers called while tracing
-        self.layout = ()  # (layer, layout function, layout when traced): their lists and dicts of layers
+        self.called = {}  # id -> (layer, its layout function, its comparison): the layers called while tracing
+        self.layout = ()  # (layer, layout function, comparison, layout when traced): their lists and dicts of layers
         self.guards = []  # (list, a copy of its items when traced): tape.guard_traced's options (np.pad's pad_width)
         self.consts = set()  # keys of the Tensors made inside from constants of the trace (issue 15)
         self.tainted = {}  # id(memory owner) -> (owner, why): numpy constants written with another value
@@ -629,16 +629,20 @@ class _Trace:
         self._active = value
 
     # ------------------------------------------------------------------ recording
-    def layer_called(self, layer, layout):
+    def layer_called(self, layer, layout, same=None):
         """A layer's ``__call__`` while this trace records (autoprop.layers reports it, with the function reading
-        its lists and dicts of layers: ``layout(layer)``, compared at each call by :meth:`same_layout`)."""
+        its lists and dicts of layers: ``layout(layer)``, compared at each call by :meth:`same_layout`; ``same``:
+        ``same(layer, then)`` says what ``_same(layout(layer), then)`` says, without building the layout)."""
         if self.active:
-            self.called.setdefault(id(layer), (layer, layout))
+            self.called.setdefault(id(layer), (layer, layout, same))
 
     def same_layout(self):
         """Whether every layer called while tracing holds the same layers and Variables in its lists, tuples and
         dicts as when traced (an in-place change, ``model.layers.pop()``, sets no attribute: review39)."""
-        return all(_same(layout(layer), then) for layer, layout, then in self.layout)
+        for layer, layout, same, then in self.layout:
+            if not (same(layer, then) if same is not None else _same(layout(layer), then)):
+                return False
+        return True
 
     def guard(self, value):
         """Keep the list ``value``, a copy of its items and the dicts and lists that hold it
@@ -1199,7 +1203,10 @@ def _same(a, b):
         return True
     if type(a) is not tuple or type(b) is not tuple or len(a) != len(b):
         return False
-    return all(_same(x, y) for x, y in zip(a, b))
+    for x, y in zip(a, b):
+        if x is not y and not _same(x, y):
+            return False
+    return True
 
 
 def _itself(value):
@@ -1423,8 +1430,22 @@ class _Names:
         return out
 
     def rebound(self, saved):
-        """True when a name is bound to another object than ``saved`` (the trace's)."""
-        return any(a is not b for a, b in zip(saved, self.values()))
+        """True when a name is bound to another object than ``saved`` (the trace's): :meth:`values` compared item by
+        item as it is read, without building its list (at each call of a traced function: issue 15)."""
+        g, i = self.globals, 0
+        for n in self.names:
+            if g.get(n, _UNBOUND) is not saved[i]:
+                return True
+            i += 1
+        for c in self.cells:
+            try:
+                v = c.cell_contents
+            except ValueError:  # (a cell not yet filled)
+                v = _UNBOUND
+            if v is not saved[i]:
+                return True
+            i += 1
+        return False
 
 
 
@@ -1532,7 +1553,7 @@ class Function:
                 "Draw outside the function and pass the draw in as an argument.")
         trace.state = _STATE[0]
         trace.names = self._names.values()  # (as the trace left them: its own Python side effects kept)
-        trace.layout = tuple((layer, f, then) for layer, f in trace.called.values() if (then := f(layer)))
+        trace.layout = tuple((layer, f, same, then) for layer, f, same in trace.called.values() if (then := f(layer)))
         self._traces[key] = (trace, out)
         self.traces += 1
         return result

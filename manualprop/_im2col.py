@@ -11,7 +11,7 @@ use it without knowing about layers. Derivation: ``lessons/20-conv2d.md``.
 from __future__ import annotations
 
 import numpy as np
-from numpy.lib.stride_tricks import sliding_window_view
+from numpy.lib.stride_tricks import as_strided, sliding_window_view
 
 __all__ = ["col2im", "im2col"]
 
@@ -40,14 +40,34 @@ def im2col(X, kernel_size, stride=(1, 1), padding=(0, 0), dilation=(1, 1)):
 
     Notes
     -----
-    ``sliding_window_view`` gives every window of the dilated span
-    ``dh*(kh-1)+1`` at stride 1 as a view; slicing with steps ``stride`` (over
-    window positions) and ``dilation`` (inside a window) keeps the used ones.
-    Only the final ``ascontiguousarray`` copies (the im2col memory cost:
-    ``kh*kw`` times the output's spatial size per channel).
+    The zero-padded copy of ``X`` (a new array filled with zeros and ``X`` written into its
+    middle, as ``np.pad`` makes it without its Python-level bookkeeping) is read through one
+    strided view (``as_strided``, read-only) of shape ``(..., kh, kw, H_out, W_out)``:
+    offset ``(p, q)`` of window ``(i, j)`` is ``Xpad[..., i*sh + p*dh, j*sw + q*dw]``, so its
+    strides are ``(dh, dw, sh, sw)`` times those of the last two axes. It is the
+    ``sliding_window_view`` of the dilated span sliced with steps ``stride`` and ``dilation``
+    (the same elements; that view is still taken, for its error message, when a window does
+    not fit); only the final ``ascontiguousarray`` copies (the im2col memory cost: ``kh*kw``
+    times the output's spatial size per channel). Building the view directly costs half as
+    much as ``np.pad`` + ``sliding_window_view`` + ``moveaxis`` on a Conv2D's input of 4x8x16x16
+    (about 115 against 280 us; issue 10's fast check calls a Conv2D 17 times).
     """
     (kh, kw), (sh, sw), (ph, pw), (dh, dw) = map(_pair, (kernel_size, stride, padding, dilation))
     X = np.asarray(X)
+    if X.ndim >= 2:
+        *lead, H, W = X.shape
+        Hp, Wp = H + 2 * ph, W + 2 * pw
+        H_out, W_out = (Hp - dh * (kh - 1) - 1) // sh + 1, (Wp - dw * (kw - 1) - 1) // sw + 1
+        if H_out >= 1 and W_out >= 1 and min(kh, kw, sh, sw, dh, dw) >= 1 and ph >= 0 and pw >= 0:
+            if ph or pw:
+                Xp = np.zeros((*lead, Hp, Wp), dtype=X.dtype)
+                Xp[..., ph : ph + H, pw : pw + W] = X
+                X = Xp
+            *s, s_h, s_w = X.strides
+            v = as_strided(X, (*lead, kh, kw, H_out, W_out), (*s, s_h * dh, s_w * dw, s_h * sh, s_w * sw),
+                           writeable=False)
+            return np.ascontiguousarray(v)
+    # a window that does not fit (or no two spatial axes): numpy's own error message
     if ph or pw:
         X = np.pad(X, [(0, 0)] * (X.ndim - 2) + [(ph, ph), (pw, pw)])
     v = sliding_window_view(X, (dh * (kh - 1) + 1, dw * (kw - 1) + 1), axis=(-2, -1))

@@ -409,10 +409,11 @@ class Layer:
             stack = _CALL_CONTEXT.training = []
         if training is None:
             training = stack[-1] if stack else self._call_training_default
-        else:  # an array or a tuple here is PyTorch's positional state or mask (gru(x, h0)): refused, not read as True
+        elif training is not True and training is not False:  # (a bool passes: no message built, issue 15)
+            # an array or a tuple here is PyTorch's positional state or mask (gru(x, h0)): refused, not read as True
             check_training(training, f"{self!r}.__call__", self._training_hint)
         if _TRACERS:  # autoprop.function: its lists and dicts of layers compared at each call (_layout)
-            _TRACERS[-1].layer_called(self, _layout)
+            _TRACERS[-1].layer_called(self, _layout, _layout_same)
         if not self.__dict__.get("built", True):
             self.build(_input_shape(x))
         if self._call_takes_training:
@@ -983,6 +984,63 @@ def _layout(layer):
     d = layer.__dict__
     return tuple((n, s) for n in d.get("_tracked_names", ()) if type(d.get(n)) in (list, tuple, dict)
                  and (s := _items(d[n])) is not None)
+
+
+def _layout_same(layer, then) -> bool:
+    """Whether :func:`_layout` of ``layer`` holds now the objects of ``then`` (its value when traced), as
+    ``autoprop.tracing._same(_layout(layer), then)`` says, without building the new layout: the lists, tuples and
+    dicts are walked against ``then`` item by item by identity (issue 15: ``autoprop.function``'s check at each
+    call, about 4 us of a B16 MLP step when the layout was built and then compared). Any doubt (a name or a key
+    not the same object, a nested item not a tuple in ``then``) takes the comparison of the built layout."""
+    d = layer.__dict__
+    i, m = 0, len(then)
+    for n in d.get("_tracked_names", ()):
+        v = d.get(n)
+        if type(v) not in (list, tuple, dict):
+            continue
+        if i < m and then[i][0] is n:
+            if not _items_same(v, then[i][1]):
+                return False
+            i += 1
+        elif _items(v) is not None:  # (a name _layout leaves out: one whose items hold no layer)
+            return _layout_compared(layer, then)
+    return i == m
+
+
+def _items_same(v, then) -> bool:
+    """``_same(_items(v), then)`` for the list, tuple or dict ``v``, walked without building ``_items(v)``."""
+    if type(then) is not tuple or len(then) != len(v):
+        return _same_items_built(v, then)
+    pairs = zip(v, then)
+    if type(v) is dict:  # then holds (key, items) pairs: the same key objects, then the items
+        pairs = []
+        for (k, e), pair in zip(v.items(), then):
+            if type(pair) is not tuple or len(pair) != 2 or pair[0] is not k:
+                return _same_items_built(v, then)
+            pairs.append((e, pair[1]))
+    held = not v
+    for e, t in pairs:
+        if type(e) in (list, tuple, dict):
+            if not _items_same(e, t):
+                return False
+            held = held or t is not None
+        elif e is not t:
+            return False
+        else:
+            held = held or isinstance(e, (Layer, Variable)) or callable(e)
+    return held
+
+
+def _same_items_built(v, then) -> bool:
+    from autoprop.tracing import _same  # (the tracer's comparison, imported for a doubt only)
+
+    return _same(_items(v), then)
+
+
+def _layout_compared(layer, then) -> bool:
+    from autoprop.tracing import _same
+
+    return _same(_layout(layer), then)
 
 
 class Sequential(Model):
