@@ -147,7 +147,8 @@ def _conv_forward_vectorized(x, w, b, conv_param):
     (:func:`test_the_vectorized_conv_forward_is_the_solution_s`)."""
     stride, pad = conv_param["stride"], conv_param["pad"]
     _, _, HH, WW = w.shape
-    xpad = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    xpad = np.zeros((*x.shape[:2], x.shape[2] + 2 * pad, x.shape[3] + 2 * pad), dtype=x.dtype)  # np.pad's zeros,
+    xpad[:, :, pad:pad + x.shape[2], pad:pad + x.shape[3]] = x  # without its Python-level cost
     windows = np.lib.stride_tricks.sliding_window_view(xpad, (HH, WW), axis=(2, 3))[:, :, ::stride, ::stride]
     out = np.zeros((x.shape[0], w.shape[0], *windows.shape[2:4]))
     out[...] = np.einsum("nchwij,fcij->nfhw", windows, w) + b[None, :, None, None]
