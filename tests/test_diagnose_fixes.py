@@ -138,6 +138,16 @@ def test_zoo_dropout_with_a_held_mask_is_not_probed_on_a_batch_of_another_size()
 # --------------------------------------------------------------------------- 3. the grader's reproduce line
 
 
+def _run_printed(cmd: str, folder: Path):
+    """The ``gradcheck check ...`` line ``cmd`` run as printed in ``folder``, in this process (``test_cli.run_here``:
+    the same parser, checks and report as the console script, whose own start is test_cli's)."""
+    from test_cli import run_here
+
+    argv = shlex.split(cmd)
+    assert argv[0] == "gradcheck", cmd
+    return run_here(*argv[1:], cwd=folder)
+
+
 def test_grader_message_gives_a_command_that_reproduces_the_failure(tmp_path):
     """The line the grader shows is a real `gradcheck check file.py::NAME` that FAILs the same bug."""
     from gradcheck.grading import checks
@@ -156,9 +166,7 @@ def test_grader_message_gives_a_command_that_reproduces_the_failure(tmp_path):
     # with the reference, so that a forward-side bug is not blamed on backward (tester23g M3)
     assert cmd == ("gradcheck check layers.py::Linear --init '{\"in_features\": 5, \"out_features\": 3}' --input-shape "
                    "8,5 --reference manualprop.Linear --reference-init '{\"in_features\": 5, \"out_features\": 3}'")
-    script = Path(sys.executable).parent / shlex.split(cmd)[0]
-    p = subprocess.run([str(script), *shlex.split(cmd)[1:]], cwd=sub, capture_output=True, text=True, timeout=600,
-                       env={**os.environ, "MPLBACKEND": "Agg"})
+    p = _run_printed(cmd, sub)
     assert p.returncode == 1, p.stdout + p.stderr
     assert "dW is transposed" in " ".join(p.stdout.split())
 
@@ -192,9 +200,7 @@ def test_cs231n_grading_reproduce_line_has_one_shape_per_array_and_fails_the_sam
     out = next(t["output"] for t in data["tests"] if t["name"].startswith("affine_backward"))
     cmd = out.split("run: `")[1].split("`")[0]
     assert cmd == "gradcheck check layers.py::affine --input-shape '4,2,3;6,5;5'", out
-    script = Path(sys.executable).parent / "gradcheck"
-    q = subprocess.run([str(script), *shlex.split(cmd)[1:]], cwd=sub, capture_output=True, text=True, timeout=600,
-                       env={**os.environ, "MPLBACKEND": "Agg"})
+    q = _run_printed(cmd, sub)
     assert q.returncode == 1 and "FAIL" in q.stdout, q.stdout + q.stderr
 
 

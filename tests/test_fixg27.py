@@ -7,9 +7,6 @@ one convergence rule, one backward-twice measure; L2 the cache note's advice nam
 that kill review27g's surviving mutants (repro/mutants.py; the others sit in the files its mutation run reads:
 test_grading_fixn26.py, test_cmu_layers_s26.py, test_cache_rewrite_s26.py, test_dlfs2_s25.py)."""
 
-import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
@@ -26,7 +23,6 @@ from gradcheck.grading import checks
 from gradcheck.sources import CACHE_REWRITTEN, backward_twice, twice_difference
 
 ROOT = Path(__file__).resolve().parents[1]
-ENV = {**os.environ, "PYTHONPATH": str(ROOT), "MPLBACKEND": "Agg"}
 
 LINEAR = '''import numpy as np
 
@@ -66,8 +62,11 @@ CASTS = [f"({Y}).astype(np.float32)", f"({Y}).astype(dtype=np.float32)", f"np.as
 
 
 def _check(path, target, shape="5,4"):
-    p = subprocess.run([sys.executable, "-m", "gradcheck", "check", f"{path.name}::{target}", "--input-shape", shape],
-                       cwd=path.parent, env=ENV, capture_output=True, text=True, timeout=600)
+    """``gradcheck check path::target`` in ``path``'s folder, in this process (``test_cli.run_here``: the same
+    parser, checks and report as a gradcheck process, whose start was most of each check's time)."""
+    from test_cli import run_here
+
+    p = run_here("check", f"{path.name}::{target}", "--input-shape", shape, cwd=path.parent)
     return p.returncode, p.stdout + p.stderr
 
 

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from autograd import elementwise_grad
 from buggy_layers import diagnose, first_code
+from test_cli import run_here
 
 from gradcheck import diagnose as D
 
@@ -228,9 +229,6 @@ class Model:
 def test_a_sub_layer_built_by_another_files_function_keeps_its_fail(tmp_path):
     """review27g's by-reading gap: a Model whose sub-layer another file's function builds, the sub-layer casting its
     output to float32: the rule followed class names alone, so the float64 copy was checked (and PASSed)."""
-    import subprocess
-    import sys
-    from pathlib import Path
 
     from gradcheck._float64_copy import cast_lines
 
@@ -239,24 +237,15 @@ def test_a_sub_layer_built_by_another_files_function_keeps_its_fail(tmp_path):
     files = {"blocks.py": str(tmp_path / "blocks.py"), "model.py": str(tmp_path / "model.py")}
     want = 'blocks.py line 11: return np.asarray(X @ self.params["W"], dtype=np.float32)'
     assert cast_lines(str(tmp_path / "model.py"), "Model", files) == [want]
-    root = Path(__file__).resolve().parents[1]
-    p = subprocess.run([sys.executable, "-m", "gradcheck", "check", "model.py::Model", "--input-shape", "5,4"],
-                       cwd=tmp_path, capture_output=True, text=True, timeout=600,
-                       env={**__import__("os").environ, "PYTHONPATH": str(root), "MPLBACKEND": "Agg"})
+    p = run_here("check", "model.py::Model", "--input-shape", "5,4", cwd=tmp_path)
     out = p.stdout + p.stderr
     assert p.returncode == 1 and "FAIL: Model: wrong dtype of Y." in out, out
 
 
 def _cli_check(tmp_path, target):
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parents[1]
-    p = subprocess.run([sys.executable, "-m", "gradcheck", "check", target, "--input-shape", "5,4"], cwd=tmp_path,
-                       capture_output=True, text=True, timeout=600,
-                       env={**os.environ, "PYTHONPATH": str(root), "MPLBACKEND": "Agg"})
+    """``gradcheck check target`` in ``tmp_path``, in this process (``test_cli.run_here``: the same parser, checks and
+    report as a gradcheck process, whose start was most of each check's time)."""
+    p = run_here("check", target, "--input-shape", "5,4", cwd=tmp_path)
     return p.returncode, p.stdout + p.stderr
 
 
@@ -335,19 +324,13 @@ class CrossEntropy:
 def test_a_loss_whose_forward_raises_is_told_what_it_was_given(tmp_path):
     """newuser27: a loss's forward that raised ended "Expected forward to return the loss as a float", though it
     returned nothing: the sentence names what came (here one-hot targets where labels index y_pred)."""
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
 
     from gradcheck import check_loss
     from gradcheck.errors import GradcheckError
 
     (tmp_path / "ce.py").write_text(LOSS)
-    root = Path(__file__).resolve().parents[1]
-    p = subprocess.run([sys.executable, "-m", "gradcheck", "check", "ce.py::CrossEntropy", "--loss", "--input-shape",
-                        "6,4", "--pred", "probs", "--targets", "onehot"], cwd=tmp_path, capture_output=True, text=True,
-                       timeout=600, env={**os.environ, "PYTHONPATH": str(root), "MPLBACKEND": "Agg"})
+    p = run_here("check", "ce.py::CrossEntropy", "--loss", "--input-shape", "6,4", "--pred", "probs", "--targets",
+                 "onehot", cwd=tmp_path)
     flat = " ".join((p.stdout + p.stderr).split())
     assert p.returncode == 3 and "Expected forward to return the loss as a float" not in flat, flat
     assert ("It was given y_true: one-hot rows of 4 classes, of shape (6, 4) (float64), and y_pred of shape "
