@@ -949,6 +949,10 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
     got, Y = {n: _copy(g) for n, g in got.items()}, _copy(Y)  # scored as is: a diagnosis may zero them (newuser25 H1)
     cfg = CheckConfig(rtol=rtol, atol=atol, seed=seed, training=training)
     if training and (held := _random_both(layer, reference, xs, owner)) is not None:  # newuser37 F1: as check does
+        if held and held[0] is UNDECIDED:  # check42: gradcheck check's NOT CHECKED, in its words
+            from ..diagnose import mask_undecided
+            return Verdict([Part(n, w, True) for n, w in weights.items()],
+                           not_checked=f"gradcheck check says NOT CHECKED: {mask_undecided(reference)}.")
         return _held_graded(held[0], layer, xs, d_in, weights, got, expected_for, keys, short, cfg, numerical, G, Y,
                             reference, written) if held else _fixed_mask_graded(owner, reference, weights)
     parts = _graded_parts(layer, xs, d_in, weights, got, expected, ones, keys, short, cfg, numerical, G, Y, Y_ref,
@@ -1002,11 +1006,11 @@ def _random_both(layer: Any, reference: Any, xs: list[np.ndarray], owner: str) -
     Three forwards of a sparse output (a dropout after a ReLU leaving few entries nonzero) can agree by chance
     (redteam39 F5: a right model compared with the reference's own mask), so against a random reference they are
     tried again, :data:`~gradcheck.diagnose.REFERENCE_FORWARDS` forwards or more in all."""
-    from ..diagnose import REFERENCE_FORWARDS, held_forward, rounds_needed
+    from ..diagnose import MAX_ROUNDS, REFERENCE_FORWARDS, held_forward, rounds_needed
 
     if not _reference_random(reference, xs):
         return None
-    rounds, done = -(-REFERENCE_FORWARDS // 3), 0
+    rounds, done, bounded = -(-REFERENCE_FORWARDS // 3), 0, True
     while done < rounds:
         proxy, how = held_forward(layer, xs, owner, training=True)
         if how:
@@ -1014,7 +1018,15 @@ def _random_both(layer: Any, reference: Any, xs: list[np.ndarray], owner: str) -
         done += 1
         if done == -(-REFERENCE_FORWARDS // 3):  # (three rounds agreed: as many as a right layer needs, from the ref)
             rounds = rounds_needed(reference, xs)  # (the chance a right layer gets here: its docstring's bound)
-    return () if same_mask(layer, reference, xs) else None
+            rounds, bounded = (MAX_ROUNDS, False) if rounds is None else (rounds, True)
+    if not same_mask(layer, reference, xs):
+        return None
+    return () if bounded else (UNDECIDED,)
+
+
+#: :func:`_random_both`'s proxy where a mask fixed at the first call cannot be told from a right random layer within
+#: :data:`~gradcheck.diagnose.MAX_ROUNDS` rounds (:func:`gradcheck.diagnose.mask_undecided`): NOT CHECKED.
+UNDECIDED = object()
 
 
 def _reference_random(reference: Any, xs: list[np.ndarray]) -> bool:

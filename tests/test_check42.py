@@ -1,0 +1,60 @@
+"""Session 42's fixes to gradcheck's comparison (helper check42): each test failed before its fix."""
+
+import numpy as np
+
+from gradcheck import diagnose_layer
+from gradcheck.diagnose import AGREEMENT_CHANCE, MAX_ROUNDS, rounds_needed
+from gradcheck.grading.checks import layer_gradients
+from manualprop import Dropout
+
+
+class Agreeing:
+    """A reference whose three forwards agree with probability q ** 3: each call keeps X with probability q."""
+
+    def __init__(self, q, seed=0):
+        self.q, self.rng = q, np.random.default_rng(seed)
+
+    def forward(self, X, training=False):
+        return X if self.rng.random() < self.q else X * self.rng.random()
+
+
+def test_no_rounds_where_none_bound_a_right_layers_chance():
+    """check41 capped the rounds at MAX_ROUNDS: at q = 0.95 (three calls agree 86% of the time) 40 rounds leave a right
+    layer a chance of 0.86 ** 40 = 2e-3 of the fixed-mask reading, not 1e-6. None: no bounded number of rounds."""
+    X = np.random.default_rng(1).standard_normal((2, 3))
+    assert 0.95 ** (3 * MAX_ROUNDS) > AGREEMENT_CHANCE
+    assert all(rounds_needed(Agreeing(0.95, seed), [X]) is None for seed in range(3))
+    assert all(rounds_needed(Agreeing(1.0, seed), [X]) is None for seed in range(2))
+    assert 3 <= rounds_needed(Agreeing(0.3, 0), [X]) <= MAX_ROUNDS  # a bound within reach: rounds as before
+
+
+class FirstDropped:
+    """A training forward the same at every call that drops X's first entry (a mask drawn once)."""
+
+    def forward(self, X, training=False):
+        self.mask = np.ones_like(X)
+        if training:
+            self.mask.flat[0] = 0.0
+        return X * self.mask
+
+    def backward(self, dY):
+        return dY * self.mask
+
+
+def test_a_fixed_mask_beside_a_reference_that_seldom_drops_is_not_checked():
+    """Dropout(0.01) on 6 entries keeps them all 94% of the calls: a right layer agrees 120 forwards running with a
+    chance far above 1e-6, so no verdict of fixed mask (check: NOT CHECKED, exit 3; the grader: not_checked, 0 points)."""
+    X = np.random.default_rng(1).standard_normal((2, 3))
+    d = diagnose_layer(FirstDropped(), X, training=True, reference=Dropout(p=0.01, rng=0))
+    assert "fixed-mask" not in d.codes and d.result.unchecked == ["dX"], d.report()
+    assert any("could not be told" in n for n in d.result.notes)
+    v = layer_gradients(FirstDropped(), X, Dropout(p=0.01, rng=0), training=True, seed=3)
+    assert not v.passed and v.fraction == 0.0 and "could not be told" in v.not_checked
+
+
+def test_a_fixed_mask_beside_a_reference_that_drops_often_is_still_named():
+    X = np.random.default_rng(1).standard_normal((4, 5))
+    d = diagnose_layer(FirstDropped(), X, training=True, reference=Dropout(p=0.3, rng=0))
+    assert d.codes == ["fixed-mask"], d.report()
+    part = layer_gradients(FirstDropped(), X, Dropout(p=0.3, rng=0), training=True, seed=3).parts[0]
+    assert not part.passed and "gives the same output at every call" in part.message
