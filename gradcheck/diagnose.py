@@ -2117,10 +2117,11 @@ def _shape_signature(m, n, match, hint=None) -> tuple[str, dict]:
 
 def _worst_element(tensor: str, manual, numerical, rtol: float, atol: float) -> Finding:
     """The fallback finding: how many elements are wrong and the worst one (NaN in ``numerical``:
-    skipped); ``atol`` is the one the tensor was compared with."""
+    skipped); ``atol`` is the one the tensor was compared with, or each element's own (an array: check42's entries
+    judged at their own round-off, :func:`gradcheck.check._judged_locally`)."""
     m, n = np.asarray(manual, dtype=np.float64), np.asarray(numerical, dtype=np.float64)
     ok = np.isfinite(n)
-    rel = relative_error(m, np.where(ok, n, 0.0), tiny=max(atol / rtol, 1e-300))
+    rel = relative_error(m, np.where(ok, n, 0.0), tiny=np.maximum(np.asarray(atol, dtype=np.float64) / rtol, 1e-300))
     rel = np.where(ok, np.nan_to_num(rel, nan=np.inf), 0.0)
     idx = () if not rel.size else tuple(int(i) for i in np.unravel_index(int(np.argmax(rel)),
                                                                           rel.shape))
@@ -6156,7 +6157,9 @@ def _tensor_signature(L: _Layer, t, m, n, c, res: CheckResult) -> Finding:
     if noise is not None:  # a mismatch the numerical gradient cannot resolve: no bug is named
         return _find("numerical-noise", t, err=noise[0], unc=noise[1], remedy="" if res.method == "richardson" else
                      "--method richardson (method='richardson' in Python: a larger step, O(h^4) truncation), or ")
-    return layer_signature(L, t, m, n, res.rtol, res.atol_of(t), part=part)
+    found = layer_signature(L, t, m, n, res.rtol, res.atol_of(t), part=part)
+    own = getattr(next((r for r in res.records if r.tensor == t), None), "entry_atol", None)
+    return found if own is None or found.code != "wrong-values" else _worst_element(t, m, n, res.rtol, own)
 
 
 def layer_signature(L: _Layer, t: str, m: Any, n: Any, rtol: float, atol: float, *, part: Mapping | None = None,
@@ -8066,6 +8069,15 @@ def _random_reference(reference: Any, layer: Any, diag: Diagnosis, inputs: Seque
     return True
 
 
+def _mask_unchecked(res: CheckResult, why: str) -> None:
+    """Mark every gradient comparison of ``res`` ``unchecked = "mask"`` (NOT CHECKED) with a note, when ``why`` (a
+    fixed mask no bounded number of rounds can tell from a right random layer: :func:`mask_undecided`)."""
+    if why:
+        for c in (c for r in res.records if r.kind != "forward" for c in r.comparisons):
+            c.unchecked = "mask"
+        res.notes.append(f"NOT CHECKED: {why}")
+
+
 def mask_undecided(reference: Any) -> str:
     """Why a training forward the same at every call beside a random ``reference`` is not read as a fixed mask: the
     reference's own forwards agree so often on this input (:func:`rounds_needed` None) that a right random layer
@@ -8284,11 +8296,7 @@ def _diagnose_mode(layer, X, owner, training, more, kw) -> Diagnosis:
                     proxy, inputs, twin=None if random_twin else twin, training=training, name=owner, values=False,
                     reference=None if random_ref else reference, upstream=upstream, **kw,
                     **({"batched": False} if diag.held else {})), shape_only)
-            _DataPart.unchecked(res, probes.penalties)
-            if diag.mask_undecided:  # check42: a fixed mask that no bounded number of rounds can tell
-                for c in (c for r in res.records if r.kind != "forward" for c in r.comparisons):
-                    c.unchecked = "mask"
-                res.notes.append(f"NOT CHECKED: {diag.mask_undecided}")
+            _DataPart.unchecked(res, probes.penalties) or _mask_unchecked(res, diag.mask_undecided)
             if random_twin:
                 res.twin_note = RANDOM_TWIN
             if random_ref and "fixed-mask" not in diag.codes:

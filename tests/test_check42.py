@@ -1,8 +1,9 @@
 """Session 42's fixes to gradcheck's comparison (helper check42): each test failed before its fix."""
 
 import numpy as np
+import pytest
 
-from gradcheck import diagnose_layer
+from gradcheck import check_layer, diagnose_layer
 from gradcheck.diagnose import AGREEMENT_CHANCE, MAX_ROUNDS, rounds_needed
 from gradcheck.grading.checks import layer_gradients
 from manualprop import Dropout
@@ -58,3 +59,48 @@ def test_a_fixed_mask_beside_a_reference_that_drops_often_is_still_named():
     assert d.codes == ["fixed-mask"], d.report()
     part = layer_gradients(FirstDropped(), X, Dropout(p=0.3, rng=0), training=True, seed=3).parts[0]
     assert not part.passed and "gives the same output at every call" in part.message
+
+
+class MixedScale:
+    """verify40 L1: Y = [1e6 X[:, :1], 1e-6 X[:, 1:]]; ``k`` the small columns' factor in backward (2: a bug)."""
+
+    k = 2.0
+
+    def forward(self, X):
+        return np.concatenate([1e6 * X[:, :1], 1e-6 * X[:, 1:]], axis=1)
+
+    def backward(self, dY):
+        return np.concatenate([1e6 * dY[:, :1], self.k * 1e-6 * dY[:, 1:]], axis=1)
+
+
+class MixedScaleRight(MixedScale):
+    k = 1.0
+
+
+class Unresolved:
+    """Y = 1e6 + 1e-6 X (right): the step cannot move the output, each entry's own round-off is the tensor's."""
+
+    def forward(self, X):
+        return 1e6 + 1e-6 * X
+
+    def backward(self, dY):
+        return 1e-6 * dY
+
+
+@pytest.mark.parametrize("mode", ["full", "fast", "sample"])
+def test_tiny_entries_beside_a_huge_column_are_judged_at_their_own_round_off(mode):
+    """check41 left them NOT CHECKED (exit 3) for the right layer and the wrong alike, and sample mode PASSed the bug:
+    differenced output entry by output entry, their round-off is their outputs' (about 4e-17), the floor 1e-9 judges
+    them, and a factor 2 on 1e-6 FAILs."""
+    X = np.random.default_rng(3).standard_normal((6, 20))
+    right = check_layer(MixedScaleRight(), X, twin=None, mode=mode)
+    assert right.passed and not right.unchecked, right.notes
+    wrong = check_layer(MixedScale(), X, twin=None, mode=mode)
+    assert not wrong.passed and wrong.failing_tensors == ["dX"] and not wrong.unchecked
+    c = wrong.records[0].get("manual-vs-numerical")
+    assert c.worst_a == pytest.approx(2 * c.worst_b, rel=1e-6) and abs(c.worst_b) < 1e-5
+
+
+def test_an_output_the_step_cannot_move_stays_not_checked():
+    res = check_layer(Unresolved(), np.random.default_rng(3).standard_normal((6, 20)), twin=None, mode="full")
+    assert not res.passed and res.unchecked == ["dX"] and not res.failing_tensors  # no entry's round-off is smaller

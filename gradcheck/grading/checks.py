@@ -949,10 +949,6 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
     got, Y = {n: _copy(g) for n, g in got.items()}, _copy(Y)  # scored as is: a diagnosis may zero them (newuser25 H1)
     cfg = CheckConfig(rtol=rtol, atol=atol, seed=seed, training=training)
     if training and (held := _random_both(layer, reference, xs, owner)) is not None:  # newuser37 F1: as check does
-        if held and held[0] is UNDECIDED:  # check42: gradcheck check's NOT CHECKED, in its words
-            from ..diagnose import mask_undecided
-            return Verdict([Part(n, w, True) for n, w in weights.items()],
-                           not_checked=f"gradcheck check says NOT CHECKED: {mask_undecided(reference)}.")
         return _held_graded(held[0], layer, xs, d_in, weights, got, expected_for, keys, short, cfg, numerical, G, Y,
                             reference, written) if held else _fixed_mask_graded(owner, reference, weights)
     parts = _graded_parts(layer, xs, d_in, weights, got, expected, ones, keys, short, cfg, numerical, G, Y, Y_ref,
@@ -961,11 +957,16 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
     return _as_check(verdict, layer, xs, d_in, G.shape, cfg, numerical, Y, reference, written, G)
 
 
-def _fixed_mask_graded(owner: str, reference: Any, weights: Mapping[str, float]) -> Verdict:
+def _fixed_mask_graded(owner: str, reference: Any, weights: Mapping[str, float], undecided: bool = False) -> Verdict:
     """:func:`layer_gradients` of a layer whose training forward is the same at every call beside a reference that
     draws a new mask at each (:func:`_random_both`'s ``()``): every part fails, named as ``gradcheck check`` names it
     (:func:`gradcheck.diagnose.fixed_mask`; verify38 F6: "dX is the local derivative evaluated at the output Y", read
-    from the numbers of two different masks)."""
+    from the numbers of two different masks). ``undecided`` (``(UNDECIDED,)``): no bounded number of rounds tells it
+    from a right random layer, NOT CHECKED as check says (:func:`gradcheck.diagnose.mask_undecided`, check42)."""
+    if undecided:
+        from ..diagnose import mask_undecided
+        return Verdict([Part(n, w, True) for n, w in weights.items()],
+                       not_checked=f"gradcheck check says NOT CHECKED: {mask_undecided(reference)}.")
     return Verdict([Part(n, w, False, fixed_mask(owner, reference).message + ".") for n, w in weights.items()])
 
 
@@ -1005,7 +1006,8 @@ def _random_both(layer: Any, reference: Any, xs: list[np.ndarray], owner: str) -
     while the reference's draws (:func:`gradcheck.diagnose.same_mask`). None (no tuple) otherwise: compared as any.
     Three forwards of a sparse output (a dropout after a ReLU leaving few entries nonzero) can agree by chance
     (redteam39 F5: a right model compared with the reference's own mask), so against a random reference they are
-    tried again, :data:`~gradcheck.diagnose.REFERENCE_FORWARDS` forwards or more in all."""
+    tried again, :data:`~gradcheck.diagnose.REFERENCE_FORWARDS` forwards or more in all; ``(UNDECIDED,)`` where every
+    round agrees but no bounded number of rounds bounds a right layer's chance (check42)."""
     from ..diagnose import MAX_ROUNDS, REFERENCE_FORWARDS, held_forward, rounds_needed
 
     if not _reference_random(reference, xs):
@@ -1058,7 +1060,10 @@ def _held_graded(proxy: Any, layer: Any, xs: list[np.ndarray], d_in: list[str], 
     meet what the reference shows of it (:func:`_mask_graded`), else its gradients' mean over fresh draws meet the
     reference's (:func:`_expected_graded`; ``expected_for(G)``: the reference's gradients of one draw); then
     :func:`_as_check`'s verdicts on the layer as a whole. With ``numerical=False`` nothing can judge the parts: the
-    test's mistake (GradingTestError), not the student's 0."""
+    test's mistake (GradingTestError), not the student's 0. ``proxy`` :data:`UNDECIDED`: NOT CHECKED
+    (:func:`_fixed_mask_graded`)."""
+    if proxy is UNDECIDED:
+        return _fixed_mask_graded("", reference, weights, undecided=True)
     expected = expected_for(G)  # (a draw of the reference's: its shapes are what the parts are read against)
     if not numerical:
         raise GradingTestError(
