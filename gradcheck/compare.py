@@ -272,12 +272,14 @@ def compare(a: np.ndarray, b: np.ndarray, pair: str, *, rtol: float, atol: float
             kerr = {"kink_abs_error": float(np.nanmax(np.abs(a[k] - b[k]), initial=0.0)),
                     "kink_rel_error": float(np.nanmax(relative_error(a[k], b[k], tiny=np.maximum(
                         np.broadcast_to(atol, a.shape)[k] / rtol, _TINY)), initial=0.0))}
-    top = float(np.max(atol, initial=0.0))
+    per_entry = np.ndim(atol) > 0  # (a number: Python's arithmetic, the fast path of every check)
+    top = float(np.max(atol, initial=0.0)) if per_entry else float(atol)
+    tiny = np.maximum(np.asarray(atol, dtype=np.float64) / rtol, _TINY) if per_entry else max(atol / rtol, _TINY)
     if a.size == 0 or not use.any():
         return Comparison(pair, 0.0, 0.0, (), float("nan"), float("nan"), True, how, 0, kink_list,
                           0.0, top, **kerr)
     aa, bb = np.where(use, a, 0.0), np.where(use, b, 0.0)
-    rel = relative_error(aa, bb, tiny=np.maximum(np.asarray(atol, dtype=np.float64) / rtol, _TINY))
+    rel = relative_error(aa, bb, tiny=tiny)
     idx = tuple(int(i) for i in np.unravel_index(int(np.argmax(rel)), a.shape))
     return Comparison(pair, float(np.abs(aa - bb).max()), float(rel[idx]), idx, float(a[idx]), float(b[idx]),
                       bool(rel[idx] <= rtol), how, int(use.sum()), kink_list,
