@@ -11,6 +11,8 @@ Default ``atol`` (:func:`default_atol`): the round-off of ``L``, about :math:`u\
 (u = 2.2e-16), over the step ``h`` taken (the smallest of a tensor's ``eps max(1, |x_i|)``, halved for
 Richardson): :math:`\max(10^{-9}, u\sum|YG|/h)`;
 2e-7 for a Conv2D 8->16 on 4x8x16x16, whose measured round-off 5e-9 a fixed 1e-9 failed. Complex step: 1e-9.
+A layer's entries below it are differenced again output entry by output entry and compared at their own round-off,
+an ``atol`` per entry (:func:`gradcheck.numerical.local_differences`, ``gradcheck.check._judged_locally``).
 """
 
 from __future__ import annotations
