@@ -618,11 +618,13 @@ def _swamped(atol, arrays, name, records, notes, given=False, local=None) -> Non
     their own atol ``own``: those rules then read the other entries, and the share below their atol each its own."""
     rest = arrays if local is None else [np.asarray(a)[~local[1]] for a in arrays]
     if local is not None:
-        own = local[0][local[1]]
+        own, under = local[0][local[1]], part_swamped(local[0][local[1]], [np.asarray(a)[local[1]] for a in arrays],
+                                                      SWAMP_ATOL)[0]
         notes.append(f"{name}: {own.size} entries below the default atol={atol:.3g} were differenced again output entry "
                      f"by output entry, sum((Y(x+h) - Y(x-h))*G)/2h, whose round-off is that of the outputs each moves "
                      f"(u*sum|Y_j*G_j|/h over them), and compared at atol={own.min():.3g}"
-                     + (f" to {own.max():.3g}" if own.max() > own.min() else ""))
+                     + (f" to {own.max():.3g}" if own.max() > own.min() else "")
+                     + (f"; {under} of them lie below their own atol, not checked" if under else ""))
     if not given:
         notes += atol_swamp_notes(atol, {name: rest})
     why = "given-atol" if given else "atol"
@@ -647,6 +649,13 @@ def _swamped(atol, arrays, name, records, notes, given=False, local=None) -> Non
 #: (:func:`~gradcheck.numerical.local_differences`), as a forward's own round-off inside it may exceed that of its
 #: outputs (a dot product of n terms: about sqrt(n) u sum|terms|), never above the tensor's default atol.
 LOCAL_ROUNDOFF = 10.0
+#: :func:`_judged_locally`: a failing entry's atol is raised to this many times the standard deviation of its
+#: differences at h and the :data:`NOISE_STEPS` (at most the tensor's atol), the forward's own noise there (a
+#: cancellation inside it, ``(1e4 x + 1e-6 x) - 1e4 x``, which the round-off ``u |Y_j|`` misses: such a right layer
+#: FAILed at 1.2e-5); a wrong gradient's differences agree with each other, and it fails while that noise is under
+#: about a fourteenth of the entry (the noise grows as the step shrinks: these steps overstate it at h).
+LOCAL_NOISE = 10.0
+NOISE_STEPS = (0.5, 0.57, 0.64, 0.71, 0.78, 0.85, 0.92)
 #: :func:`_judged_locally` in fast mode: at most this many entries (three forwards each) of a tensor, drawn at random.
 LOCAL_FAST = 1024
 
@@ -668,7 +677,8 @@ def _judged_locally(call, cfg, G, k, sources, numerical, atol, records, name):
     is not central or the tensor failed already. check42, verify40 L1: ``Y = [1e6 X[:, :1], 1e-6 X[:, 1:]]``, whose
     dX of 1e-6 the round-off of ``L`` (1.5e-4) swamped, is judged at 1e-9 there: a factor 2 on those entries FAILs, the
     right layer PASSes. A failing entry at a kink (:func:`kink_mask`) or matching Richardson's extrapolation from
-    ``h/2`` (the step's truncation) is not failed. A failure replaces the pair's comparison (``how="elements"`` over
+    ``h/2`` (the step's truncation) is not failed, nor one within :data:`LOCAL_NOISE` times the standard deviation of
+    its differences at ``h`` and :data:`NOISE_STEPS` (the forward's own noise: its atol is raised to that). A failure replaces the pair's comparison (``how="elements"`` over
     ``E``); ``numerical[k]`` takes the new differences at ``E``. Fast mode judges :data:`LOCAL_FAST` of them at most;
     sample mode those sampled."""
     rec = next((r for r in records if r.tensor == name and r.kind != "forward"), None)
@@ -701,10 +711,14 @@ def _judged_locally(call, cfg, G, k, sources, numerical, atol, records, name):
         a = sources[src][k]
         fails = mismatched(a, best, cfg.rtol, own) & E
         kinks = kink_mask(a, best, loc.d_plus, loc.d_minus, rtol=cfg.rtol, atol=own) & fails
-        if (fails & ~kinks).any():  # the step's truncation, told by Richardson's extrapolation from h/2
-            half = run([tuple(ix) for ix in np.argwhere(fails & ~kinks)], eps=cfg.step / 2).grad
-            R = richardson(loc.grad, half, half)[0]  # (4 C(h/2) - C(h)) / 3
+        if (fails & ~kinks).any():  # the step's truncation (Richardson's from h/2), the forward's own noise
+            at = [tuple(ix) for ix in np.argwhere(fails & ~kinks)]
+            cs = [loc.grad] + [run(at, eps=cfg.step * f).grad for f in NOISE_STEPS]
+            R = richardson(loc.grad, cs[1], cs[1])[0]  # (4 C(h/2) - C(h)) / 3
             best = np.where(fails & ~kinks & ~mismatched(a, R, cfg.rtol, own), R, best)
+            with np.errstate(invalid="ignore"):  # (C at steps from h/2 to h apart by more than truncation: noise)
+                noise = LOCAL_NOISE * np.std(cs, axis=0, ddof=1)
+            own = np.where(fails & ~kinks, np.fmin(atol, np.fmax(own, noise)), own)
         if (mismatched(a, best, cfg.rtol, own) & E & ~kinks).any():
             rec.comparisons[i] = compare(a, best, c.pair, rtol=cfg.rtol, atol=own, mask=E, kinks=kinks)
             rec.entry_atol = own  # (each entry's atol, for the diagnosis's count: not a field, not in to_dict)

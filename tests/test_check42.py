@@ -104,3 +104,21 @@ def test_tiny_entries_beside_a_huge_column_are_judged_at_their_own_round_off(mod
 def test_an_output_the_step_cannot_move_stays_not_checked():
     res = check_layer(Unresolved(), np.random.default_rng(3).standard_normal((6, 20)), twin=None, mode="full")
     assert not res.passed and res.unchecked == ["dX"] and not res.failing_tensors  # no entry's round-off is smaller
+
+
+class Cancel(MixedScaleRight):
+    """Right, its small outputs computed through a cancellation, (1e4 x + 1e-6 x) - 1e4 x: their own noise (u 1e4 over
+    the step, 18% of their 1e-6 gradient) is far above u |Y_j|."""
+
+    def forward(self, X):
+        s = X[:, 1:]
+        return np.concatenate([1e6 * X[:, :1], (1e4 * s + 1e-6 * s) - 1e4 * s], axis=1)
+
+
+def test_a_forward_noisier_than_its_outputs_round_off_is_no_false_fail():
+    """Its entries' differences at h and smaller steps spread by that noise, which raises their atol (check.LOCAL_NOISE):
+    at 1.17e-8 alone one entry failed by 6.8e-8 (exit 1 for a right layer)."""
+    for seed in range(3):
+        res = check_layer(Cancel(), np.random.default_rng(100 + seed).standard_normal((6, 20)), twin=None, mode="full",
+                          seed=seed)
+        assert not res.failing_tensors, res.notes
