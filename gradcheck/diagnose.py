@@ -8299,7 +8299,7 @@ def _diagnose_mode(layer, X, owner, training, more, kw) -> Diagnosis:
             _DataPart.unchecked(res, probes.penalties) or _mask_unchecked(res, diag.mask_undecided)
             if random_twin:
                 res.twin_note = RANDOM_TWIN
-            if random_ref and "fixed-mask" not in diag.codes:
+            if random_ref and "fixed-mask" not in diag.codes and not diag.mask_undecided:
                 res.notes.append(RANDOM_REFERENCE)
             if res.passed and res.mode == "sample" and probes.wrong_here:  # the sample missed them
                 diag.findings.append(_find("sample-missed", ", ".join(probes.wrong_here)))
