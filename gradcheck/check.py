@@ -696,9 +696,12 @@ def _judged_locally(call, cfg, G, k, sources, numerical, atol, records, name):
         return None
     run = functools.partial(local_differences, call.forward, call.inputs, call.params, k, G, input_names=call.keys,
                             forward_many=call.forward_many(G.shape))
-    loc = run([tuple(ix) for ix in np.argwhere(E)], eps=cfg.step)
-    with np.errstate(invalid="ignore"):  # where the entry's own round-off is no smaller (a step grown for the tensor,
-        E &= LOCAL_ROUNDOFF * loc.roundoff < atol  # an output the step cannot move), its differences stay the tensor's
+    try:
+        loc = run([tuple(ix) for ix in np.argwhere(E)], eps=cfg.step)
+    except Exception:  # noqa: BLE001 - a forward that raised beside the plan's points (x + H): the tensor's rule
+        return None
+    with np.errstate(invalid="ignore"):  # an entry whose own round-off is no smaller (a step grown for the tensor, an
+        E &= (LOCAL_ROUNDOFF * loc.roundoff < atol) & np.isfinite(loc.grad)  # output the step cannot move): the tensor's
     if not E.any():
         return None
     own = np.full(E.shape, float(atol))

@@ -782,21 +782,22 @@ def local_differences(forward: Callable[..., np.ndarray], inputs: Sequence[np.nd
                 edits.append([(key, int(np.ravel_multi_index(i, base.shape)), float(p[n]))])
             pars.append({})
     per = max(3, min(MANY_MAX, MANY_BUDGET // max(1, int(np.size(G)))) // 3 * 3)
-    Ys = many(ins[:1], pars[:1], edits[:1])
-    for start in range(1, len(ins), per):  # each chunk's first forward carries the inputs and parameters again
-        chunk = slice(start, start + per)
-        Ys += many([xs if pos is None else ins[start], *ins[start + 1:chunk.stop]], [full, *pars[start + 1:chunk.stop]],
-                   edits[chunk])
-    Y0, G = np.asarray(Ys[0], dtype=np.float64), np.asarray(G, dtype=np.float64)
+    Y0, G = np.asarray(many(ins[:1], pars[:1], edits[:1])[0], dtype=np.float64), np.asarray(G, dtype=np.float64)
     u = float(np.finfo(np.float32 if np.array_equal(Y0.astype(np.float32), Y0) else np.float64).eps)
     YG = np.abs(Y0 * G)
     out = Local(*(np.full(base.shape, np.nan) for _ in range(4)))
-    for n, i in enumerate(idx):
-        Yp, Ym, Yb = (np.asarray(y, dtype=np.float64) for y in Ys[1 + 3 * n:4 + 3 * n])
-        moved = (Yp != Y0) | (Ym != Y0) | (Yb != Y0)
-        out.grad[i] = np.sum((Yp - Ym) * G) / (pts[0][n] - pts[1][n])
-        out.d_plus[i] = np.sum((Yp - Y0) * G) / (pts[0][n] - x0[n])
-        out.d_minus[i] = np.sum((Y0 - Ym) * G) / (x0[n] - pts[1][n])
-        out.roundoff[i] = (u * float(np.sum(YG[moved])) / min(pts[0][n] - x0[n], x0[n] - pts[1][n])
-                           + 2 * u * float(np.sum(YG[~moved])) / (pts[2][n] - x0[n]))
+    for start in range(1, len(ins), per):  # each chunk's first forward carries the inputs and parameters again
+        stop = min(start + per, len(ins))  # (whole triples: read, then let go)
+        Ys = many([xs if pos is None else ins[start], *ins[start + 1:stop]], [full, *pars[start + 1:stop]],
+                  edits[start:stop])
+        for m in range(0, len(Ys), 3):
+            n = (start - 1 + m) // 3
+            i = idx[n]
+            Yp, Ym, Yb = (np.asarray(y, dtype=np.float64) for y in Ys[m:m + 3])
+            moved = (Yp != Y0) | (Ym != Y0) | (Yb != Y0)
+            out.grad[i] = np.sum((Yp - Ym) * G) / (pts[0][n] - pts[1][n])
+            out.d_plus[i] = np.sum((Yp - Y0) * G) / (pts[0][n] - x0[n])
+            out.d_minus[i] = np.sum((Y0 - Ym) * G) / (x0[n] - pts[1][n])
+            out.roundoff[i] = (u * float(np.sum(YG[moved])) / min(pts[0][n] - x0[n], x0[n] - pts[1][n])
+                               + 2 * u * float(np.sum(YG[~moved])) / (pts[2][n] - x0[n]))
     return out
