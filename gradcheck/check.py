@@ -33,6 +33,7 @@ from .compare import (
     own_scale_atol,
     part_swamped,
     relative_error,
+    richardson,
     smooth_mask,
     step_covered,
     swamped_by,
@@ -45,6 +46,7 @@ from .numerical import (
     directional_kinks,
     grown_step,
     layer_numerical_gradients,
+    local_differences,
     many_scan,
     numerical_gradient,
     probe_rng,
@@ -398,7 +400,7 @@ def _check_mode(call: Call, cfg: CheckConfig, rng, twin, init, reference, upstre
                                                                          **call.params}[k])):
             arrays = [g[k] for g in (*sources.values(), numerical) if k in g]
             if not (cfg_atol_default and _unreached(call, Y, G, k, arrays, display[k], notes)):  # tester33 F3
-                _swamped(atols[k], arrays, display[k], records, notes, given=not cfg_atol_default)
+                _judged(call, cfg, G, k, sources, numerical, atols[k], records, display[k], notes, cfg_atol_default)
     _one_sign(call, G, {k: manual[k] for k in dkeys}, cfg.rtol, atol, display, records, notes)
     if not wrong and all(r.passed for r in records):  # verify40 H1: numbers that change with the memory layout
         layout_rerun(call, G, Y, manual, cfg.rtol, {"Y": atol, **atols}, display, records, notes)
@@ -608,27 +610,125 @@ def _unreached(call, Y, G, key, arrays, name, notes) -> bool:
 SWAMP_ATOL = 10 * ATOL_FLOOR
 
 
-def _swamped(atol, arrays, name, records, notes, given=False) -> None:
+def _swamped(atol, arrays, name, records, notes, given=False, local=None) -> None:
     """The notes on a tensor whose default ``atol`` swamps its ``arrays`` (:func:`atol_swamp_notes`); one above
     :data:`~gradcheck.compare.VACUOUS` of every |value| (:func:`swamped_by`) marks its comparisons ``unchecked="atol"``:
     NOT CHECKED (newuser23 H1; review24g: a layer's at 47% of |dX|, a loss's at any share). ``given``: the user's
     atol (``--atol``, ``atol=``), marked ``unchecked="given-atol"`` alike (newuser30 F11: ``--atol 100`` PASSed a
-    bug), with no note of round-off."""
+    bug), with no note of round-off. ``local``: ``(own, E)`` of :func:`_judged_locally`, the entries ``E`` judged at
+    their own atol ``own``: those rules then read the other entries, and the share below their atol each its own."""
+    rest = arrays if local is None else [np.asarray(a)[~local[1]] for a in arrays]
+    if local is not None:
+        own, under = local[0][local[1]], part_swamped(local[0][local[1]], [np.asarray(a)[local[1]] for a in arrays],
+                                                      SWAMP_ATOL)[0]
+        notes.append(f"{name}: {own.size} entries below the default atol={atol:.3g} were differenced again output entry "
+                     f"by output entry, sum((Y(x+h) - Y(x-h))*G)/2h, whose round-off is that of the outputs each moves "
+                     f"(u*sum|Y_j*G_j|/h over them), and compared at atol={own.min():.3g}"
+                     + (f" to {own.max():.3g}" if own.max() > own.min() else "")
+                     + (f"; {under} of them lie below their own atol, not checked" if under else ""))
     if not given:
-        notes += atol_swamp_notes(atol, {name: arrays})
+        notes += atol_swamp_notes(atol, {name: rest})
     why = "given-atol" if given else "atol"
-    if not swamped_by(atol, arrays, VACUOUS)[0]:
-        below, n = part_swamped(atol, arrays)
+    if not swamped_by(atol, rest, VACUOUS)[0]:
+        below, n = part_swamped(atol, arrays) if local is None else part_swamped(local[0], arrays, SWAMP_ATOL)
         if not below > PART * n or (not given and atol <= SWAMP_ATOL):
             return
         why += "-part"
-        notes.append(f"NOT CHECKED {name}: {below} of {n} entries of {name} are below the {'given' if given else 'default'}"
-                     f" atol={atol:.3g} in every gradient compared (its largest entries set the round-off of the "
-                     f"output), so the check passes any value of theirs, their negation or zero too: those entries are "
-                     f"not checked. Check the layer on inputs or parameters whose outputs are of one size")
+        whose = (f"{'given' if given else 'default'} atol={atol:.3g}" if local is None else
+                 f"round-off of the output entries they move (u*sum|Y_j*G_j|/h over those entries, differenced one by "
+                 f"one, up to {atol:.3g})")
+        notes.append(f"NOT CHECKED {name}: {below} of {n} entries of {name} are below the {whose} in every gradient "
+                     f"compared (its largest entries set the round-off of the output), so the check passes any value of "
+                     f"theirs, their negation or zero too: those entries are not checked. Check the layer on inputs or "
+                     f"parameters whose outputs are of one size")
     for rec in records:
         if rec.tensor == name and rec.kind != "forward":
             rec.comparisons = [dataclasses.replace(c, unchecked=why) for c in rec.comparisons]
+
+
+#: :func:`_judged_locally`: an entry's own atol is this many times the round-off of the output entries it moves
+#: (:func:`~gradcheck.numerical.local_differences`), as a forward's own round-off inside it may exceed that of its
+#: outputs (a dot product of n terms: about sqrt(n) u sum|terms|), never above the tensor's default atol.
+LOCAL_ROUNDOFF = 10.0
+#: :func:`_judged_locally`: a failing entry's atol is raised to this many times the standard deviation of its
+#: differences at h and the :data:`NOISE_STEPS` (at most the tensor's atol), the forward's own noise there (a
+#: cancellation inside it, ``(1e4 x + 1e-6 x) - 1e4 x``, which the round-off ``u |Y_j|`` misses: such a right layer
+#: FAILed at 1.2e-5); a wrong gradient's differences agree with each other, and it fails while that noise is under
+#: about a fourteenth of the entry (the noise grows as the step shrinks: these steps overstate it at h).
+LOCAL_NOISE = 10.0
+NOISE_STEPS = (0.5, 0.57, 0.64, 0.71, 0.78, 0.85, 0.92)
+#: :func:`_judged_locally` in fast mode: at most this many entries (three forwards each) of a tensor, drawn at random.
+LOCAL_FAST = 1024
+
+
+def _judged(call, cfg, G, k, sources, numerical, atol, records, name, notes, default) -> None:
+    """Tensor ``k``'s entries below its default ``atol`` judged at their own round-off (:func:`_judged_locally`), then
+    what ``atol`` swamps NOT CHECKED (:func:`_swamped`; ``default`` False: the user's atol, as given)."""
+    local = _judged_locally(call, cfg, G, k, sources, numerical, atol, records, name) if default else None
+    _swamped(atol, [g[k] for g in (*sources.values(), numerical) if k in g], name, records, notes, given=not default,
+             local=local)
+
+
+def _judged_locally(call, cfg, G, k, sources, numerical, atol, records, name):
+    """``(own, E)``: the entries ``E`` of tensor ``k`` below its default ``atol`` in every analytic gradient (not all
+    exactly 0), differenced again output entry by output entry (:func:`~gradcheck.numerical.local_differences`) and
+    compared at their own atol ``own`` (:data:`LOCAL_ROUNDOFF` times that round-off, at least the floor; ``atol``
+    elsewhere) where that is below ``atol`` (an entry of an output the step cannot move keeps the tensor's
+    differences: ``1e6 + 1e-6 x``); None when there are none, the atol is the floor's (:data:`SWAMP_ATOL`), the method
+    is not central or the tensor failed already. check42, verify40 L1: ``Y = [1e6 X[:, :1], 1e-6 X[:, 1:]]``, whose
+    dX of 1e-6 the round-off of ``L`` (1.5e-4) swamped, is judged at 1e-9 there: a factor 2 on those entries FAILs, the
+    right layer PASSes. A failing entry at a kink (:func:`kink_mask`) or matching Richardson's extrapolation from
+    ``h/2`` (the step's truncation) is not failed, nor one within :data:`LOCAL_NOISE` times the standard deviation of
+    its differences at ``h`` and :data:`NOISE_STEPS` (the forward's own noise: its atol is raised to that). A failure replaces the pair's comparison (``how="elements"`` over
+    ``E``); ``numerical[k]`` takes the new differences at ``E``. Fast mode judges :data:`LOCAL_FAST` of them at most;
+    sample mode those sampled."""
+    rec = next((r for r in records if r.tensor == name and r.kind != "forward"), None)
+    analytic = [np.asarray(g[k], dtype=np.float64) for src, g in sources.items() if k in g]
+    if rec is None or not rec.passed or atol <= SWAMP_ATOL or cfg.method != "central" or not analytic:
+        return None
+    with np.errstate(invalid="ignore"):
+        E = (np.fmax.reduce([np.abs(a) for a in analytic]) < atol) & ~np.logical_and.reduce([a == 0 for a in analytic])
+    if k in numerical and cfg.mode == "sample":
+        E &= np.isfinite(numerical[k])
+    if cfg.mode == "fast" and E.sum() > LOCAL_FAST:  # fast mode: a random share of them (the rest: the part rule's)
+        drop = np.random.default_rng([cfg.seed, 4]).permutation(np.flatnonzero(E))[LOCAL_FAST:]
+        E.flat[drop] = False
+    if not E.any():
+        return None
+    run = functools.partial(local_differences, call.forward, call.inputs, call.params, k, G, input_names=call.keys,
+                            forward_many=call.forward_many(G.shape))
+    try:
+        loc = run([tuple(ix) for ix in np.argwhere(E)], eps=cfg.step)
+    except Exception:  # noqa: BLE001 - a forward that raised beside the plan's points (x + H): the tensor's rule
+        return None
+    with np.errstate(invalid="ignore"):  # an entry whose own round-off is no smaller (a step grown for the tensor, an
+        E &= (LOCAL_ROUNDOFF * loc.roundoff < atol) & np.isfinite(loc.grad)  # output the step cannot move): the tensor's
+    if not E.any():
+        return None
+    own = np.full(E.shape, float(atol))
+    own[E] = np.fmax(ATOL_FLOOR, LOCAL_ROUNDOFF * loc.roundoff[E])
+    best = np.where(E, loc.grad, np.nan)
+    for i, c in enumerate(rec.comparisons):
+        src = c.names[0]
+        if c.names[1] != "numerical" or k not in sources.get(src, {}):
+            continue
+        a = sources[src][k]
+        fails = mismatched(a, best, cfg.rtol, own) & E
+        kinks = kink_mask(a, best, loc.d_plus, loc.d_minus, rtol=cfg.rtol, atol=own) & fails
+        if (fails & ~kinks).any():  # the step's truncation (Richardson's from h/2), the forward's own noise
+            at = [tuple(ix) for ix in np.argwhere(fails & ~kinks)]
+            cs = [loc.grad] + [run(at, eps=cfg.step * f).grad for f in NOISE_STEPS]
+            R = richardson(loc.grad, cs[1], cs[1])[0]  # (4 C(h/2) - C(h)) / 3
+            best = np.where(fails & ~kinks & ~mismatched(a, R, cfg.rtol, own), R, best)
+            with np.errstate(invalid="ignore"):  # (C at steps from h/2 to h apart by more than truncation: noise)
+                noise = LOCAL_NOISE * np.std(cs, axis=0, ddof=1)
+            own = np.where(fails & ~kinks, np.fmin(atol, np.fmax(own, noise)), own)
+        if (mismatched(a, best, cfg.rtol, own) & E & ~kinks).any():
+            rec.comparisons[i] = compare(a, best, c.pair, rtol=cfg.rtol, atol=own, mask=E, kinks=kinks)
+            rec.entry_atol = own  # (each entry's atol, for the diagnosis's count: not a field, not in to_dict)
+    if k in numerical:
+        numerical[k] = np.where(E, best, numerical[k])
+    return own, E
 
 
 #: A given eps above this many times the method's default step gets :func:`_large_step_note`.

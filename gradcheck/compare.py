@@ -11,6 +11,8 @@ Default ``atol`` (:func:`default_atol`): the round-off of ``L``, about :math:`u\
 (u = 2.2e-16), over the step ``h`` taken (the smallest of a tensor's ``eps max(1, |x_i|)``, halved for
 Richardson): :math:`\max(10^{-9}, u\sum|YG|/h)`;
 2e-7 for a Conv2D 8->16 on 4x8x16x16, whose measured round-off 5e-9 a fixed 1e-9 failed. Complex step: 1e-9.
+A layer's entries below it are differenced again output entry by output entry and compared at their own round-off,
+an ``atol`` per entry (:func:`gradcheck.numerical.local_differences`, ``gradcheck.check._judged_locally``).
 """
 
 from __future__ import annotations
@@ -125,14 +127,15 @@ def swamped_by(atol: float, arrays: list[np.ndarray], share: float = 1.0) -> tup
 PART = 0.5
 
 
-def part_swamped(atol: float, arrays: list[np.ndarray]) -> tuple[int, int]:
+def part_swamped(atol: Any, arrays: list[np.ndarray], exempt: float = 0.0) -> tuple[int, int]:
     """``(below, n)``: how many entries of a tensor every compared array holds below ``atol`` in |value| (finite,
     not exactly 0 in every array), of the ``n`` entries not exactly 0 in every array. Such an entry passes the rule
     whatever its gradient (its negation or zero too): :func:`swamped_by` for one entry (verify40 L1: ``Y = [1e6
     X[:, :1], 1e-6 X[:, 1:]]``, the round-off of ``L``, 1.5e-4, the 1e6 column's, over the 1e-6 entries' whole
     gradient: a dX 2 times too large on 15 of 20 entries PASSed; the central differences at those entries are that
-    round-off, 1.4e-5 off on a right layer too, so no tolerance can tell them there). ``(0, 0)`` for no entries or
-    arrays of several shapes.
+    round-off, 1.4e-5 off on a right layer too, so no tolerance can tell them there). ``atol`` may be an array, each
+    entry's own (:func:`gradcheck.numerical.local_differences`' round-off, check42); an entry whose atol is at most
+    ``exempt`` is not counted (near zero, checked as such). ``(0, 0)`` for no entries or arrays of several shapes.
 
     >>> part_swamped(1e-4, [np.array([1e6, 2e-6, 2e-6, 0.0]), np.array([1e6, 1e-5, -3e-6, 0.0])])
     (2, 3)
@@ -143,7 +146,7 @@ def part_swamped(atol: float, arrays: list[np.ndarray]) -> tuple[int, int]:
     with np.errstate(invalid="ignore"):
         top = np.maximum.reduce(arrs)
         zero = np.logical_and.reduce([a == 0 for a in arrs])
-        below = np.isfinite(top) & (top < atol) & ~zero
+        below = np.isfinite(top) & (top < atol) & ~zero & (np.asarray(atol) > exempt)
     return int(below.sum()), int((~zero).sum())
 
 
@@ -258,7 +261,8 @@ class Comparison:
 def compare(a: np.ndarray, b: np.ndarray, pair: str, *, rtol: float, atol: float,
             mask: np.ndarray | None = None, kinks: np.ndarray | None = None, how: str = "elements") -> Comparison:
     """Compare two float64 arrays of one shape: a :class:`Comparison` labelled ``pair``. ``mask``: only
-    these elements; ``kinks``: excluded and listed; ``rtol > 0``, ``atol >= 0`` (the floor ``atol/rtol``)."""
+    these elements; ``kinks``: excluded and listed; ``rtol > 0``, ``atol >= 0`` (the floor ``atol/rtol``), a number or
+    an array of ``a``'s shape, each element's own (the :class:`Comparison` keeps the largest)."""
     a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     use = np.ones(a.shape, dtype=bool) if mask is None else np.asarray(mask, dtype=bool).copy()
     k = np.zeros(a.shape, dtype=bool) if kinks is None else np.asarray(kinks, dtype=bool) & use
@@ -268,17 +272,20 @@ def compare(a: np.ndarray, b: np.ndarray, pair: str, *, rtol: float, atol: float
     if k.any():
         with np.errstate(invalid="ignore"):
             kerr = {"kink_abs_error": float(np.nanmax(np.abs(a[k] - b[k]), initial=0.0)),
-                    "kink_rel_error": float(np.nanmax(relative_error(a[k], b[k], tiny=max(atol / rtol, _TINY)),
-                                                      initial=0.0))}
+                    "kink_rel_error": float(np.nanmax(relative_error(a[k], b[k], tiny=np.maximum(
+                        np.broadcast_to(atol, a.shape)[k] / rtol, _TINY)), initial=0.0))}
+    per_entry = np.ndim(atol) > 0  # (a number: Python's arithmetic, the fast path of every check)
+    top = float(np.max(atol, initial=0.0)) if per_entry else float(atol)
+    tiny = np.maximum(np.asarray(atol, dtype=np.float64) / rtol, _TINY) if per_entry else max(atol / rtol, _TINY)
     if a.size == 0 or not use.any():
         return Comparison(pair, 0.0, 0.0, (), float("nan"), float("nan"), True, how, 0, kink_list,
-                          0.0, float(atol), **kerr)
+                          0.0, top, **kerr)
     aa, bb = np.where(use, a, 0.0), np.where(use, b, 0.0)
-    rel = relative_error(aa, bb, tiny=max(atol / rtol, _TINY))
+    rel = relative_error(aa, bb, tiny=tiny)
     idx = tuple(int(i) for i in np.unravel_index(int(np.argmax(rel)), a.shape))
     return Comparison(pair, float(np.abs(aa - bb).max()), float(rel[idx]), idx, float(a[idx]), float(b[idx]),
                       bool(rel[idx] <= rtol), how, int(use.sum()), kink_list,
-                      norm_relative_error(aa, bb), float(atol), **kerr)
+                      norm_relative_error(aa, bb), top, **kerr)
 
 
 def kink_mask(analytic: np.ndarray, numerical: np.ndarray, d_plus: np.ndarray | None,
@@ -293,7 +300,7 @@ def kink_mask(analytic: np.ndarray, numerical: np.ndarray, d_plus: np.ndarray | 
     if d_plus is None or d_minus is None:
         return np.zeros(a.shape, dtype=bool)
     with np.errstate(invalid="ignore"):
-        fails = relative_error(a, numerical, tiny=max(atol / rtol, _TINY)) > rtol
+        fails = relative_error(a, numerical, tiny=np.maximum(np.asarray(atol, dtype=np.float64) / rtol, _TINY)) > rtol
         lo, hi = np.minimum(d_plus, d_minus), np.maximum(d_plus, d_minus)
         asym = (hi - lo) > 0.01 * (np.abs(d_plus) + np.abs(d_minus)) + 10 * atol
         slack = rtol * (np.abs(lo) + np.abs(hi)) + atol

@@ -1297,6 +1297,9 @@ class Diagnosis:
     straddle_failed: bool = False
     #: the inputs of that check (``straddle_failed``)
     straddle_at: list | None = field(default=None, repr=False)
+    #: why whether the training forward's mask is fixed could not be decided within :data:`MAX_ROUNDS` rounds at
+    #: :data:`AGREEMENT_CHANCE` (:func:`_random_reference`): every gradient is then NOT CHECKED ("" when decided)
+    mask_undecided: str = ""
     #: float constructor arguments at a value that can hide a wrong backward (p = 0.5), each ``(name, value, other)``,
     #: with which the layer was built again and checked (:func:`at_other_args`); ``args_failed``: that check failed
     #: (its argument the last one), and this diagnosis is its
@@ -2128,10 +2131,11 @@ def _shape_signature(m, n, match, hint=None) -> tuple[str, dict]:
 
 def _worst_element(tensor: str, manual, numerical, rtol: float, atol: float) -> Finding:
     """The fallback finding: how many elements are wrong and the worst one (NaN in ``numerical``:
-    skipped); ``atol`` is the one the tensor was compared with."""
+    skipped); ``atol`` is the one the tensor was compared with, or each element's own (an array: check42's entries
+    judged at their own round-off, :func:`gradcheck.check._judged_locally`)."""
     m, n = np.asarray(manual, dtype=np.float64), np.asarray(numerical, dtype=np.float64)
     ok = np.isfinite(n)
-    rel = relative_error(m, np.where(ok, n, 0.0), tiny=max(atol / rtol, 1e-300))
+    rel = relative_error(m, np.where(ok, n, 0.0), tiny=np.maximum(np.asarray(atol, dtype=np.float64) / rtol, 1e-300))
     rel = np.where(ok, np.nan_to_num(rel, nan=np.inf), 0.0)
     idx = () if not rel.size else tuple(int(i) for i in np.unravel_index(int(np.argmax(rel)),
                                                                           rel.shape))
@@ -6169,7 +6173,9 @@ def _tensor_signature(L: _Layer, t, m, n, c, res: CheckResult) -> Finding:
     if noise is not None:  # a mismatch the numerical gradient cannot resolve: no bug is named
         return _find("numerical-noise", t, err=noise[0], unc=noise[1], remedy="" if res.method == "richardson" else
                      "--method richardson (method='richardson' in Python: a larger step, O(h^4) truncation), or ")
-    return layer_signature(L, t, m, n, res.rtol, res.atol_of(t), part=part)
+    found = layer_signature(L, t, m, n, res.rtol, res.atol_of(t), part=part)
+    own = getattr(next((r for r in res.records if r.tensor == t), None), "entry_atol", None)
+    return found if own is None or found.code != "wrong-values" else _worst_element(t, m, n, res.rtol, own)
 
 
 def layer_signature(L: _Layer, t: str, m: Any, n: Any, rtol: float, atol: float, *, part: Mapping | None = None,
@@ -8075,13 +8081,37 @@ def _random_reference(reference: Any, layer: Any, diag: Diagnosis, inputs: Seque
         return False  # (a forward that raised, or is random and could not be held, is no forward the same each call)
     if diag.held or trains:
         return not _reference_fixed(reference, inputs, training if trains is None else trains)
-    same = same_mask(layer, reference, inputs, 3 * rounds_needed(reference, inputs))  # flags40: chance bounded
+    rounds = rounds_needed(reference, inputs)
+    same = same_mask(layer, reference, inputs, 3 * (rounds or MAX_ROUNDS))  # flags40: chance bounded
     if same is None:  # random after all (its earlier forwards agreed by chance): the reference's mask is not its own
         return True
     if not same:  # (an identity training forward: compared, inverted-switch)
         return False
+    if rounds is None:  # check42: no number of rounds within MAX_ROUNDS bounds a right layer's chance here
+        diag.mask_undecided = mask_undecided(reference)
+        return True
     diag.findings.append(fixed_mask(diag.name, reference))
     return True
+
+
+def _mask_unchecked(res: CheckResult, why: str) -> None:
+    """Mark every gradient comparison of ``res`` ``unchecked = "mask"`` (NOT CHECKED) with a note, when ``why`` (a
+    fixed mask no bounded number of rounds can tell from a right random layer: :func:`mask_undecided`)."""
+    if why:
+        for c in (c for r in res.records if r.kind != "forward" for c in r.comparisons):
+            c.unchecked = "mask"
+        res.notes.append(f"NOT CHECKED: {why}")
+
+
+def mask_undecided(reference: Any) -> str:
+    """Why a training forward the same at every call beside a random ``reference`` is not read as a fixed mask: the
+    reference's own forwards agree so often on this input (:func:`rounds_needed` None) that a right random layer
+    agrees :data:`MAX_ROUNDS` rounds running with a chance above :data:`AGREEMENT_CHANCE`."""
+    return (f"whether the training forward draws a new mask at each call could not be told: {type(reference).__name__}"
+            f"'s own training forwards on this input keep the same output so often (a low drop rate on few entries) "
+            f"that a right random layer agrees {3 * MAX_ROUNDS} forwards running with a chance above "
+            f"{AGREEMENT_CHANCE:g}, so a mask fixed at the first call cannot be told from it. Check the training mode "
+            "on a larger input (more entries to drop)")
 
 
 def same_mask(layer: Any, reference: Any, inputs: Sequence[np.ndarray], more: int = 0) -> bool | None:
@@ -8134,7 +8164,7 @@ def agreement_bound(agree: int, trials: int, delta: float) -> float:
     return hi
 
 
-def rounds_needed(reference: Any, xs: Sequence[np.ndarray]) -> int:
+def rounds_needed(reference: Any, xs: Sequence[np.ndarray]) -> int | None:
     """How many rounds of three training forwards of a layer drawing as ``reference`` draws must all agree (each
     round's three forwards the same) before it is read as not random (a fixed mask): the ``R`` with ``s+ ** R <=
     AGREEMENT_CHANCE / 2``, ``s+`` the :func:`agreement_bound` (``delta = AGREEMENT_CHANCE / 2``) of the share of
@@ -8144,9 +8174,11 @@ def rounds_needed(reference: Any, xs: Sequence[np.ndarray]) -> int:
     The bound (flags40: a right Dropout(0.1) on (2, 3) read as a fixed mask in 4 of 2,880 grader runs; redteam40 F1
     took a point estimate of the share): a right layer's round agrees with probability ``s`` (the sum over masks of
     ``P(mask) ** 3``), its ``R`` rounds with ``s ** R``, independent of the reference's trials, so the chance of the
-    fixed-mask reading is at most ``P(s > s+) + s+ ** R <= AGREEMENT_CHANCE`` (1e-6 per test) wherever ``R`` is at most
-    :data:`MAX_ROUNDS` (``s+`` up to 0.69: a reference keeping one output three calls running under 69% of the
-    time); beyond, ``s+ ** MAX_ROUNDS``. ``m >= 3`` forwards all equal have probability ``sum P(mask) ** m <= s **
+    fixed-mask reading is at most ``P(s > s+) + s+ ** R <= AGREEMENT_CHANCE`` (1e-6 per test). None where ``R`` would
+    exceed :data:`MAX_ROUNDS` (``s+`` above 0.69: a reference keeping one output three calls running over 69% of the
+    time, a low drop rate on few entries), where ``s+ ** MAX_ROUNDS`` would be the chance (until session 42 the
+    rounds stopped at MAX_ROUNDS: 1.5e-3 at ``s = 0.85``): the callers then read no fixed mask and say NOT CHECKED
+    (:func:`mask_undecided`). ``m >= 3`` forwards all equal have probability ``sum P(mask) ** m <= s **
     (m / 3)`` (the power means' order), so ``3 R`` forwards bound alike (``gradcheck check``'s
     :func:`_random_reference`). A reference that cannot be copied or run here: 3."""
     try:
@@ -8159,8 +8191,10 @@ def rounds_needed(reference: Any, xs: Sequence[np.ndarray]) -> int:
     except Exception:  # noqa: BLE001 - a reference that cannot be copied or run here: the three rounds
         return 3
     share = agreement_bound(agree, AGREEMENT_TRIALS, AGREEMENT_CHANCE / 2)
-    return MAX_ROUNDS if share >= 1 else min(MAX_ROUNDS, max(3, math.ceil(math.log(AGREEMENT_CHANCE / 2)
-                                                                        / math.log(share))))
+    if share >= 1:
+        return None
+    rounds = max(3, math.ceil(math.log(AGREEMENT_CHANCE / 2) / math.log(share)))
+    return rounds if rounds <= MAX_ROUNDS else None
 
 
 def fixed_mask(owner: str, reference: Any) -> Finding:
@@ -8287,10 +8321,10 @@ def _diagnose_mode(layer, X, owner, training, more, kw) -> Diagnosis:
                     proxy, inputs, twin=None if random_twin else twin, training=training, name=owner, values=False,
                     reference=None if random_ref else reference, upstream=upstream, **kw,
                     **({"batched": False} if diag.held else {})), shape_only)
-            _DataPart.unchecked(res, probes.penalties)
+            _DataPart.unchecked(res, probes.penalties) or _mask_unchecked(res, diag.mask_undecided)
             if random_twin:
                 res.twin_note = RANDOM_TWIN
-            if random_ref and "fixed-mask" not in diag.codes:
+            if random_ref and "fixed-mask" not in diag.codes and not diag.mask_undecided:
                 res.notes.append(RANDOM_REFERENCE)
             if res.passed and res.mode == "sample" and probes.wrong_here:  # the sample missed them
                 diag.findings.append(_find("sample-missed", ", ".join(probes.wrong_here)))

@@ -47,7 +47,7 @@ __all__ = ["DEFAULT_EPS", "METHODS", "OFFSETS", "kernel", "default_eps", "step_s
            "step_error_curve", "numerical_gradient", "layer_numerical_gradients", "scalar_objective",
            "Scan", "batch_independent", "batched_input_scan", "directional_derivatives", "numerical_jacobian",
            "complex_step_supported", "complex_objective", "norm_relative_error", "many_scan", "local_forward_many",
-           "MANY_BUDGET", "grown_step", "directional_kinks", "probe_rng", "upstream_draw"]
+           "MANY_BUDGET", "grown_step", "directional_kinks", "probe_rng", "upstream_draw", "local_differences", "Local"]
 
 #: Default relative step: the cube root of float64 machine epsilon, 6.06e-6 (Nocedal & Wright, sec. 8.1).
 DEFAULT_EPS = float(np.cbrt(np.finfo(np.float64).eps))
@@ -722,3 +722,82 @@ def _complex_input(forward, work, i, G, indices, notes, name, many=(None, None))
         return _element_scan(evaluate, work[i], "complex", COMPLEX_STEP, indices, "complex")
     notes.append(f"complex step not used for {name}: {why}; central differences instead")
     return None
+
+
+@dataclass
+class Local:
+    """:func:`local_differences` of some entries of one tensor (float64 arrays of its shape, NaN elsewhere): ``grad``,
+    the central difference ``sum((Y(x+h) - Y(x-h)) G) / 2h``; ``d_plus``, ``d_minus`` the one-sided ones from ``Y(x)``;
+    ``roundoff`` its round-off, ``u sum |Y_j G_j| / h`` over the output entries ``j`` the entry moves (at ``h``, or by
+    half its size ``H``) and ``2 u sum |Y_j G_j| / H`` over the others."""
+
+    grad: np.ndarray
+    d_plus: np.ndarray
+    d_minus: np.ndarray
+    roundoff: np.ndarray
+
+
+def local_differences(forward: Callable[..., np.ndarray], inputs: Sequence[np.ndarray], params: Mapping[str, np.ndarray],
+                      key: str, G: np.ndarray, indices: Sequence[tuple[int, ...]], *, input_names: Sequence[str],
+                      eps: float = DEFAULT_EPS, forward_many: Callable[[list, list], list] | None = None) -> Local:
+    r"""Central differences of ``L = sum(Y * G)`` at ``indices`` of tensor ``key`` formed output entry by output entry,
+    ``sum((Y(x+h) - Y(x-h)) * G) / 2h``, with each one's own round-off (check42, verify40 L1).
+
+    The differences of ``L`` itself carry the round-off of every output entry, ``u sum|Y G|``, whichever entry
+    moves: beside an output column of 1e6 an entry whose gradient is 1e-6 is differenced to 1.4e-5. Differenced entry
+    by entry, as PyTorch's gradcheck forms each column of the Jacobian ``(f(x + h e_i) - f(x - h e_i)) / 2h`` before
+    any sum, an output entry that does not move is exactly 0 in ``Y(x+h) - Y(x-h)``; the round-off left is that of the
+    entries that move, ``u sum_j |Y_j G_j| / h`` (:func:`gradcheck.compare.default_atol`'s formula over them alone;
+    ``u`` float32's when ``Y`` holds float32 values). An entry moves when ``Y_j`` changes at ``x +- h`` or at ``x`` plus
+    half its size ``H`` (at least 0.5: an output too large for the step to move, ``1e6 + 1e-6 x``, keeps its
+    round-off); one that does not may still depend on ``x`` by up to ``2 u |Y_j| / H`` (less than its last bit over
+    ``H``), which is added, ``2 u sum|Y_j G_j| / H`` over them (review36's pool adding 1e20: no output moves even by
+    ``H``, and its differences, 0, are not the gradient).
+    Three forwards per entry (with ``forward_many``, the sandbox's chunked protocol; else :func:`local_forward_many`),
+    one more at ``x``. Returns a :class:`Local`.
+    """
+    pos = list(input_names).index(key) if key in input_names else None
+    xs = [np.array(x, copy=True) for x in inputs]
+    full = {k: np.array(v, copy=True) for k, v in params.items()}
+    base = np.array(xs[pos] if pos is not None else full[key], copy=True)
+    many = forward_many if forward_many is not None else local_forward_many(forward, params)
+    idx = [tuple(int(i) for i in ix) for ix in indices]
+    x0 = np.array([base[i] for i in idx], dtype=np.float64)
+    h = np.array([step_sizes(base[i], eps) for i in idx], dtype=np.float64)
+    if base.dtype != np.float64:  # as the element plans step a float32 tensor (_element_scan)
+        h = np.maximum(h, np.cbrt(np.finfo(base.dtype).eps) * np.maximum(1.0, np.abs(x0)))
+    big = 0.5 * np.maximum(1.0, np.abs(x0))
+    pts = [np.asarray((x0 + d).astype(base.dtype), dtype=np.float64) for d in (h, -h, big)]
+    ins, pars, edits = [xs], [full], [[]]
+    for n, i in enumerate(idx):
+        for p in pts:
+            if pos is not None:
+                row = list(xs)
+                row[pos] = base.copy()
+                row[pos][i] = p[n]
+                ins.append(row)
+                edits.append([])
+            else:
+                ins.append(None)
+                edits.append([(key, int(np.ravel_multi_index(i, base.shape)), float(p[n]))])
+            pars.append({})
+    per = max(3, min(MANY_MAX, MANY_BUDGET // max(1, int(np.size(G)))) // 3 * 3)
+    Y0, G = np.asarray(many(ins[:1], pars[:1], edits[:1])[0], dtype=np.float64), np.asarray(G, dtype=np.float64)
+    u = float(np.finfo(np.float32 if np.array_equal(Y0.astype(np.float32), Y0) else np.float64).eps)
+    YG = np.abs(Y0 * G)
+    out = Local(*(np.full(base.shape, np.nan) for _ in range(4)))
+    for start in range(1, len(ins), per):  # each chunk's first forward carries the inputs and parameters again
+        stop = min(start + per, len(ins))  # (whole triples: read, then let go)
+        Ys = many([xs if pos is None else ins[start], *ins[start + 1:stop]], [full, *pars[start + 1:stop]],
+                  edits[start:stop])
+        for m in range(0, len(Ys), 3):
+            n = (start - 1 + m) // 3
+            i = idx[n]
+            Yp, Ym, Yb = (np.asarray(y, dtype=np.float64) for y in Ys[m:m + 3])
+            moved = (Yp != Y0) | (Ym != Y0) | (Yb != Y0)
+            out.grad[i] = np.sum((Yp - Ym) * G) / (pts[0][n] - pts[1][n])
+            out.d_plus[i] = np.sum((Yp - Y0) * G) / (pts[0][n] - x0[n])
+            out.d_minus[i] = np.sum((Y0 - Ym) * G) / (x0[n] - pts[1][n])
+            out.roundoff[i] = (u * float(np.sum(YG[moved])) / min(pts[0][n] - x0[n], x0[n] - pts[1][n])
+                               + 2 * u * float(np.sum(YG[~moved])) / (pts[2][n] - x0[n]))
+    return out

@@ -38,6 +38,7 @@ def test_the_rounds_asked_bound_a_right_layers_chance(q):
         probe = Agreeing(q, seed)
         agree = sum(len({probe.forward(X).tobytes() for _ in range(3)}) == 1 for _ in range(AGREEMENT_TRIALS))
         s_plus = agreement_bound(agree, AGREEMENT_TRIALS, AGREEMENT_CHANCE / 2)
-        assert R == min(40, max(3, math.ceil(math.log(AGREEMENT_CHANCE / 2) / math.log(s_plus))))
-        assert s_plus ** R <= AGREEMENT_CHANCE / 2 or R == 40
-        assert (q ** 3) ** R <= AGREEMENT_CHANCE  # the true share, here known
+        need = max(3, math.ceil(math.log(AGREEMENT_CHANCE / 2) / math.log(s_plus)))
+        assert R == (need if need <= 40 else None)  # check42: None (NOT CHECKED), not 40 rounds that bound nothing
+        assert R is None or s_plus ** R <= AGREEMENT_CHANCE / 2
+        assert R is None or (q ** 3) ** R <= AGREEMENT_CHANCE  # the true share, here known

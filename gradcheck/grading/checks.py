@@ -957,11 +957,16 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
     return _as_check(verdict, layer, xs, d_in, G.shape, cfg, numerical, Y, reference, written, G)
 
 
-def _fixed_mask_graded(owner: str, reference: Any, weights: Mapping[str, float]) -> Verdict:
+def _fixed_mask_graded(owner: str, reference: Any, weights: Mapping[str, float], undecided: bool = False) -> Verdict:
     """:func:`layer_gradients` of a layer whose training forward is the same at every call beside a reference that
     draws a new mask at each (:func:`_random_both`'s ``()``): every part fails, named as ``gradcheck check`` names it
     (:func:`gradcheck.diagnose.fixed_mask`; verify38 F6: "dX is the local derivative evaluated at the output Y", read
-    from the numbers of two different masks)."""
+    from the numbers of two different masks). ``undecided`` (``(UNDECIDED,)``): no bounded number of rounds tells it
+    from a right random layer, NOT CHECKED as check says (:func:`gradcheck.diagnose.mask_undecided`, check42)."""
+    if undecided:
+        from ..diagnose import mask_undecided
+        return Verdict([Part(n, w, True) for n, w in weights.items()],
+                       not_checked=f"gradcheck check says NOT CHECKED: {mask_undecided(reference)}.")
     return Verdict([Part(n, w, False, fixed_mask(owner, reference).message + ".") for n, w in weights.items()])
 
 
@@ -1001,12 +1006,13 @@ def _random_both(layer: Any, reference: Any, xs: list[np.ndarray], owner: str) -
     while the reference's draws (:func:`gradcheck.diagnose.same_mask`). None (no tuple) otherwise: compared as any.
     Three forwards of a sparse output (a dropout after a ReLU leaving few entries nonzero) can agree by chance
     (redteam39 F5: a right model compared with the reference's own mask), so against a random reference they are
-    tried again, :data:`~gradcheck.diagnose.REFERENCE_FORWARDS` forwards or more in all."""
-    from ..diagnose import REFERENCE_FORWARDS, held_forward, rounds_needed
+    tried again, :data:`~gradcheck.diagnose.REFERENCE_FORWARDS` forwards or more in all; ``(UNDECIDED,)`` where every
+    round agrees but no bounded number of rounds bounds a right layer's chance (check42)."""
+    from ..diagnose import MAX_ROUNDS, REFERENCE_FORWARDS, held_forward, rounds_needed
 
     if not _reference_random(reference, xs):
         return None
-    rounds, done = -(-REFERENCE_FORWARDS // 3), 0
+    rounds, done, bounded = -(-REFERENCE_FORWARDS // 3), 0, True
     while done < rounds:
         proxy, how = held_forward(layer, xs, owner, training=True)
         if how:
@@ -1014,7 +1020,15 @@ def _random_both(layer: Any, reference: Any, xs: list[np.ndarray], owner: str) -
         done += 1
         if done == -(-REFERENCE_FORWARDS // 3):  # (three rounds agreed: as many as a right layer needs, from the ref)
             rounds = rounds_needed(reference, xs)  # (the chance a right layer gets here: its docstring's bound)
-    return () if same_mask(layer, reference, xs) else None
+            rounds, bounded = (MAX_ROUNDS, False) if rounds is None else (rounds, True)
+    if not same_mask(layer, reference, xs):
+        return None
+    return () if bounded else (UNDECIDED,)
+
+
+#: :func:`_random_both`'s proxy where a mask fixed at the first call cannot be told from a right random layer within
+#: :data:`~gradcheck.diagnose.MAX_ROUNDS` rounds (:func:`gradcheck.diagnose.mask_undecided`): NOT CHECKED.
+UNDECIDED = object()
 
 
 def _reference_random(reference: Any, xs: list[np.ndarray]) -> bool:
@@ -1046,7 +1060,10 @@ def _held_graded(proxy: Any, layer: Any, xs: list[np.ndarray], d_in: list[str], 
     meet what the reference shows of it (:func:`_mask_graded`), else its gradients' mean over fresh draws meet the
     reference's (:func:`_expected_graded`; ``expected_for(G)``: the reference's gradients of one draw); then
     :func:`_as_check`'s verdicts on the layer as a whole. With ``numerical=False`` nothing can judge the parts: the
-    test's mistake (GradingTestError), not the student's 0."""
+    test's mistake (GradingTestError), not the student's 0. ``proxy`` :data:`UNDECIDED`: NOT CHECKED
+    (:func:`_fixed_mask_graded`)."""
+    if proxy is UNDECIDED:
+        return _fixed_mask_graded("", reference, weights, undecided=True)
     expected = expected_for(G)  # (a draw of the reference's: its shapes are what the parts are read against)
     if not numerical:
         raise GradingTestError(
