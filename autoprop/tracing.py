@@ -20,31 +20,6 @@ held in a list of slots, no Tensor objects, no tape, no reverse walk. The arithm
 same functions on the same values in the same order, so the replay's numbers are the eager
 step's bit for bit (``tests/test_autoprop_function_s38.py`` checks it).
 
-numpy constants (issue 15). tf.function keeps the numpy values its Python computes while tracing as constants of
-the graph. Here an array is a constant of the trace only where its provenance says it cannot differ at a later call
-with the same signature:
-
-* an array that numpy's constructors (``np.zeros``, ``np.ones``, ``np.empty``, ``np.full``, ``np.eye``,
-  ``np.identity``, ``np.arange``, ``np.linspace``, ``np.array``/``np.asarray`` of numbers, ``np.diag``,
-  ``np.triu_indices``, ``np.meshgrid`` & co.: ``_CONSTRUCTORS``) make from Python values, called by the function's
-  own code (not a library's) by their numpy names (``np.zeros``, ``anp.zeros``; read from the call's source span,
-  Python 3.11+: before, such an array is refused as before);
-* whatever numpy computes from such arrays and Python values only: ``3 * np.eye(3)``, ``np.triu(np.ones((n, n)), 1)
-  * -1e10``, slices, reshapes, ``c.sum()``, writes of constants into one (``h[0] = 1.0``, ``c += 1``); Tensors made
-  from them (``ap.constant(np.eye(3))``, autoprop.numpy's names on them, ``np.zeros_like(x)`` of a traced ``x``);
-* Python numbers and numpy scalars count as Python values, constants of the trace whatever they were read from
-  (a dict, an attribute, ``float(outside[0])``), as in TensorFlow.
-
-Not a constant, refused where it enters an operation, naming why and the line: an array that meets any other array
-(an argument's values, ``np.asarray(y)`` of an integer argument, an array from outside the function, a draw, an
-integer argument as an index: ``np.eye(n)[y]``, one-hot by the labels; ``ap.constant(np.eye(n))[y]`` is recorded,
-read at each replay), or whose memory was written with such a value (``h[:] = outside``, ``np.copyto``, ``out=``),
-or viewed as a plain array (``c.view(np.ndarray)``, writes through it unseen). Each use holds a copy of the value the
-array has then (a write after a use changes later uses only, as eagerly). While tracing, the constants' memory is
-read-only to code the trace cannot follow, so ``rng.shuffle(c)`` or ``rng.random(out=c)`` (numpy's Cython) raises
-:class:`TraceError` instead of freezing a draw. A tensor written into a numpy array (``H[t + 1] = h``) is refused
-with the rewrite (a list and ``np.stack``).
-
 This module stands above ``autoprop.core`` (as ``optimizers`` does): the core reports to the
 trace in progress through ``autoprop.core.tensor._TRACERS`` and knows nothing of this module,
 layers or optimizers; the optimizer reports through ``manualprop.optim._APPLY_HOOKS``.
@@ -52,18 +27,14 @@ layers or optimizers; the optimizer reports through ``manualprop.optim._APPLY_HO
 
 from __future__ import annotations
 
-import ast
 import copy
 import dis
 import functools
-import gc
 import linecache
 import os
 import sys
-import sysconfig
 import threading
 import types
-import weakref
 
 import numpy as np
 
@@ -99,19 +70,6 @@ def _user_line():
             return f"{f.f_code.co_filename}:{f.f_lineno}" + (f": `{src}`" if src else "")
         f = f.f_back
     return "an unknown line"
-
-
-def _exc_line(exc):
-    """``file:line: source`` of the innermost frame of ``exc``'s traceback outside the libraries (:data:`_LIBRARY`)."""
-    where = "an unknown line"
-    tb = exc.__traceback__
-    while tb is not None:
-        name = os.path.abspath(tb.tb_frame.f_code.co_filename)
-        if not name.startswith(_LIBRARY) and not name.endswith(".pyx"):  # (Cython's frames: numpy's .pyx)
-            src = linecache.getline(tb.tb_frame.f_code.co_filename, tb.tb_lineno).strip()
-            where = f"{tb.tb_frame.f_code.co_filename}:{tb.tb_lineno}" + (f": `{src}`" if src else "")
-        tb = tb.tb_next
-    return where
 
 
 def _wrap(v):
@@ -310,282 +268,6 @@ del _name, _what
 _tape._PLAIN[_TracedInts] = lambda a: a.view(np.ndarray)
 
 
-# ---------------------------------------------------------------- numpy constants made inside the function
-# (issue 15) tf.function holds the numpy values its Python computes while tracing as constants of the graph. Here
-# an array is a constant of the trace only when its provenance says it cannot differ at a later call: numpy's
-# constructors (np.zeros, np.eye, np.arange, np.array of numbers: _CONSTRUCTORS) called by the function from
-# Python values, and whatever numpy computes from such arrays and Python values only (3 * np.eye(3),
-# np.triu(np.ones((3, 3)), 1), a slice, a reshape), marked by the type _TraceConst. An array that meets any other
-# array (an argument's values, an array from outside the function, a draw, an integer argument as an index) is not,
-# nor one written into with such a value (the memory's owner is "tainted"); both are refused where they enter an
-# operation, naming why. Tensors made inside from constants (ap.constant([1., 2.]), autoprop.numpy's names on
-# them) are kept by key (_Trace.consts).
-
-
-def _root(a):
-    """The array that owns ``a``'s memory (the end of its ``base`` chain)."""
-    while isinstance(a.base, np.ndarray):
-        a = a.base
-    return a
-
-
-def _plain(a):
-    """``a`` with each :class:`_TraceConst` in it (in lists, tuples, dict values) a plain ndarray view."""
-    if isinstance(a, _TraceConst):
-        return np.ndarray.view(a, np.ndarray)
-    if type(a) in (list, tuple):
-        return type(a)(_plain(e) for e in a)
-    if type(a) is dict:
-        return {k: _plain(v) for k, v in a.items()}
-    return a
-
-
-def _tracing_now():
-    """The trace recording this thread now, or None."""
-    if _TRACERS:
-        t = _TRACERS[-1]
-        if t.active:
-            return t
-    return None
-
-
-def _const_of(r, trace, taint=None):
-    """numpy's result ``r`` with each plain array in it a :class:`_TraceConst` of ``trace`` (``taint``: why it is
-    not a constant, None when it is)."""
-    if type(r) is np.ndarray:
-        v = r.view(_TraceConst)
-        v._ap_trace, v._ap_taint = trace, taint
-        trace.views.append(weakref.ref(v))
-        if taint is None:
-            trace.const_root(v)
-        return v
-    if isinstance(r, _TraceConst):
-        r._ap_trace, r._ap_taint = trace, taint or r._ap_taint
-        if taint is None:
-            trace.const_root(r)
-        return r
-    if type(r) in (list, tuple):
-        return type(r)(_const_of(e, trace, taint) for e in r)
-    if isinstance(r, tuple) and hasattr(r, "_fields"):  # (numpy's named results: EighResult)
-        return type(r)(*(_const_of(e, trace, taint) for e in r))
-    return r
-
-
-def _arrays_in(x):
-    if isinstance(x, np.ndarray):
-        yield x
-    elif isinstance(x, (list, tuple)):
-        for e in x:
-            yield from _arrays_in(e)
-    elif type(x) is dict:
-        for e in x.values():
-            yield from _arrays_in(e)
-
-
-def _tensor_in(x):
-    return isinstance(x, Tensor) or isinstance(x, (list, tuple)) and any(_tensor_in(e) for e in x)
-
-
-def _result(trace, r, inputs, what, written=()):
-    """A numpy result computed from ``inputs`` while ``trace`` records: a constant of the trace when every input
-    is one, else marked with why not; ``written``: arrays the call wrote into (tainted then)."""
-    if trace is None:
-        return r
-    if trace.is_const(inputs):
-        return _const_of(r, trace)
-    why = f"computed by {what} at {_user_line()} from a value that is not a constant of the trace"
-    for w in (*written, *_arrays_in(r)):  # (and a view of a constant's memory in r: np.broadcast_arrays)
-        if isinstance(w, np.ndarray):
-            trace.taint(w, why)
-    return _const_of(r, trace, why)
-
-
-_WRITES_FIRST = {np.copyto, np.put, np.place, np.putmask, np.fill_diagonal, np.put_along_axis}
-
-
-class _unlocked:
-    """``with _unlocked(arrays):`` the read-only constants among ``arrays`` (and the arrays their memory comes
-    through) writable for a write the trace follows, read-only again after."""
-
-    def __init__(self, arrays):
-        self.opened = []
-        for a in arrays:
-            if isinstance(a, np.ndarray) and not a.flags.writeable:
-                chain = [a]
-                while isinstance(chain[-1].base, np.ndarray):
-                    chain.append(chain[-1].base)
-                trace = _tracing_now()
-                if trace is None or id(chain[-1]) not in trace.const_roots and id(chain[-1]) not in trace.tainted:
-                    continue  # (another read-only array: numpy's own error)
-                for b in reversed(chain):
-                    if not b.flags.writeable:
-                        b.flags.writeable = True
-                        self.opened.append(b)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        trace = _tracing_now()
-        for b in reversed(self.opened):
-            if trace is None or id(_root(b)) not in trace.tainted:
-                b.flags.writeable = False
-
-
-class _TraceConst(np.ndarray):
-    """A numpy array the traced function made from Python values only (see above): held as a constant of the
-    trace where it enters an operation, unless ``_ap_taint`` (why not) is set or its memory was written with a
-    value that is not constant (``_Trace.tainted``). numpy's operations on it give :class:`_TraceConst` results,
-    marked by their inputs; beside a Tensor it defers to the Tensor's dispatch, which records it as a constant.
-    Its priority is below ndarray's, so a plain array's method (``a.dot(c)``) gives a plain array."""
-
-    __array_priority__ = -1.0
-
-    def __repr__(self):  # (numpy's, as the eager array prints)
-        return repr(np.ndarray.view(self, np.ndarray))
-
-    def __array_finalize__(self, obj):
-        self._ap_trace = getattr(obj, "_ap_trace", None)
-        if self._ap_trace is not None:
-            self._ap_trace.views.append(weakref.ref(self))
-        taint = getattr(obj, "_ap_taint", None)
-        if taint is None and self._ap_trace is not None:  # (a copy of a written array: not a constant either)
-            hit = self._ap_trace.tainted.get(id(_root(obj)))
-            taint = hit[1] if hit is not None else None
-        self._ap_taint = taint
-
-    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        out = kwargs.get("out")
-        if _tensor_in(inputs) or out is not None and _tensor_in(out):
-            return NotImplemented  # (the Tensor's dispatch records the operation, or refuses out=)
-        written = (inputs[0],) if method == "at" else out or ()
-        with _unlocked(written):
-            r = getattr(ufunc, method)(*_plain(inputs), **_plain(kwargs))  # (out's plain views made unlocked)
-        if out is not None:
-            rs = list(r) if type(r) is tuple else [r]
-            for i, o in enumerate(out):
-                if o is not None and i < len(rs):
-                    rs[i] = o
-            r = tuple(rs) if type(r) is tuple else rs[0]
-        ins = (inputs, {k: v for k, v in kwargs.items() if k != "out"})
-        return _result(_tracing_now(), r, ins, f"np.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}"),
-                       written)
-
-    def __array_function__(self, func, types, args, kwargs):
-        if any(issubclass(t, Tensor) for t in types):
-            return NotImplemented
-        written = (args[0],) if func in _WRITES_FIRST and args else ()
-        if kwargs.get("out") is not None:
-            written = (*written, *(kwargs["out"] if type(kwargs["out"]) is tuple else (kwargs["out"],)))
-        with _unlocked(written):
-            r = func(*_plain(args), **_plain(kwargs))
-        return _result(_tracing_now(), r, (args, kwargs), f"np.{func.__name__}", written)
-
-    def __getitem__(self, key):
-        r = np.ndarray.__getitem__(self, key)
-        trace = _tracing_now()
-        if trace is not None and isinstance(r, np.ndarray) and not trace.is_const(key):
-            r = _const_of(r, trace, f"indexed at {_user_line()} by an array that is not a constant of the trace "
-                          "(an integer argument's values?)")
-        return r
-
-    def __setitem__(self, key, value):
-        trace = _tracing_now()
-        if trace is not None and self._ap_trace is trace:
-            if _tensor_in(value) and not trace.is_const(value) and _from_user():
-                raise TraceError(
-                    f"autoprop.function: a tensor is written into a numpy array at {_user_line()}. A numpy array "
-                    "holds numbers, not a traced value: the write would keep the first call's numbers, and no "
-                    "tape sees it. Collect the pieces in a Python list and stack them (hs.append(h); "
-                    "H = np.stack(hs)), or build the array with np.concatenate or ap.where.")
-            if not (trace.is_const(key) and trace.is_const(value)):
-                trace.taint(self, f"written at {_user_line()} with a value that is not a constant of the trace")
-        with _unlocked((self,)):
-            np.ndarray.__setitem__(self, key, _plain(value))
-
-    def view(self, *args, **kwargs):
-        r = np.ndarray.view(self, *args, **kwargs)
-        trace = _tracing_now()
-        if trace is not None and not isinstance(r, _TraceConst) and _from_user():  # (writes through it unseen)
-            trace.taint(self, f"viewed as a plain array at {_user_line()}")
-        return r
-
-
-def _method(name, writes):
-    method = getattr(np.ndarray, name)
-
-    def run(self, *args, **kwargs):
-        with _unlocked((self,) if writes else ()):
-            r = method(np.ndarray.view(self, np.ndarray), *_plain(args), **_plain(kwargs))
-        trace = _tracing_now()
-        if trace is None or self._ap_trace is not trace:
-            return r
-        return _result(trace, r, (self, args, kwargs), f".{name}()", (self,) if writes else ())
-    run.__name__ = name
-    return run
-
-
-# the methods that take another array (or write one in): marked by all their inputs
-for _name, _writes in (("dot", False), ("take", False), ("compress", False), ("choose", False),
-                       ("repeat", False), ("searchsorted", False), ("put", True), ("fill", True),
-                       ("itemset", True), ("setfield", True), ("sort", True), ("partition", True),
-                       ("resize", True)):
-    if hasattr(np.ndarray, _name):
-        setattr(_TraceConst, _name, _method(_name, _writes))
-del _name, _writes
-
-# numpy's constructors and the functions that build arrays from Python data (no array to dispatch on); while a
-# trace runs, numpy's module names are these (as np.random's are refusals): autoprop.numpy's names for them are
-# numpy's own (``anp.zeros is np.zeros``), looked up at each use
-_CONSTRUCTORS = ("array", "asarray", "asanyarray", "ascontiguousarray", "asfortranarray", "copy", "zeros", "ones",
-                 "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like", "eye", "identity", "tri",
-                 "arange", "linspace", "logspace", "geomspace", "diag", "diagflat", "vander", "indices",
-                 "triu_indices", "tril_indices", "diag_indices", "meshgrid", "concatenate", "stack", "vstack",
-                 "hstack", "column_stack", "block", "outer", "kron", "tile", "repeat")
-
-
-_LIBRARY = tuple({os.path.abspath(p) + os.sep for k, p in sysconfig.get_paths().items()
-                  if k in ("stdlib", "platstdlib", "purelib", "platlib")}) + (_PKG, _NUMPY, _MANUAL)
-_CALLEES = {}  # (code, instruction offset) -> the name the call there calls, or None
-
-
-def _callee(frame):
-    """The name called by the call ``frame`` executes (``np.zeros(3)``: "zeros"), from the source span of its
-    instruction (Python 3.11's ``co_positions``); None when it cannot be read (Python 3.10: no constant then)."""
-    key = (frame.f_code, frame.f_lasti)
-    if key in _CALLEES:
-        return _CALLEES[key]
-    name = None
-    try:
-        pos = list(frame.f_code.co_positions())[frame.f_lasti // 2]
-        lines = [linecache.getline(frame.f_code.co_filename, n).encode() for n in range(pos[0], pos[1] + 1)]
-        lines[-1] = lines[-1][:pos[3]]
-        lines[0] = lines[0][pos[2]:]
-        node = ast.parse(b"\n".join(lines).decode().strip(), mode="eval").body
-        if isinstance(node, ast.Call):
-            f = node.func
-            name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
-    except (AttributeError, IndexError, TypeError, ValueError, SyntaxError):
-        pass
-    if len(_CALLEES) > 10000:
-        _CALLEES.clear()
-    _CALLEES[key] = name
-    return name
-
-
-def _constructor(name, original, trace):
-    """numpy's ``name`` while ``trace`` runs: its array a constant of the trace when the traced code (not a
-    library: numpy's own Cython draws fill np.empty's memory) calls it by that name, on constants."""
-    def made(*args, **kwargs):
-        return trace.constructed(original(*args, **kwargs), args, kwargs, name, sys._getframe(1))
-    made.__name__ = name
-    made.__wrapped__ = original
-    return made
-
-
-_tape._PLAIN[_TraceConst] = _plain
-
-
 class _Plan:
     """One ``tape.gradient`` of a trace: the reverse walk's VJP calls as a list, made once."""
 
@@ -613,10 +295,6 @@ class _Trace:
         self.called = {}  # id -> (layer, its layout function, its comparison): the layers called while tracing
         self.layout = ()  # (layer, layout function, comparison, layout when traced): their lists and dicts of layers
         self.guards = []  # (list, a copy of its items when traced): tape.guard_traced's options (np.pad's pad_width)
-        self.consts = set()  # keys of the Tensors made inside from constants of the trace (issue 15)
-        self.tainted = {}  # id(memory owner) -> (owner, why): numpy constants written with another value
-        self.const_roots = {}  # id(memory owner) -> owner: the memory of the numpy constants (plain views of it)
-        self.views = []  # weak references to the _TraceConst arrays made (writable again at the end: unlock)
 
     @property
     def active(self):
@@ -645,152 +323,17 @@ class _Trace:
         return True
 
     def guard(self, value):
-        """Keep the list ``value``, a copy of its items and the dicts and lists that hold it
-        (:func:`autoprop.core.tape.guard_traced`)."""
+        """Keep the list ``value`` and a copy of its items (:func:`autoprop.core.tape.guard_traced`)."""
         if self.active:
-            self.guards.append((value, copy.deepcopy(value), self.holders(value)))
-
-    def holders(self, value):
-        """``(container, key)`` of each dict (an object's attributes, a dict of options, a module's names) and list
-        holding the list ``value`` now: a later call finding another object there traces again, as the eager call
-        would read that one (verify41b F1: ``np.tile(x, opts["reps"])`` with ``opts["reps"] = [1, 3]`` between
-        calls was replayed with [1, 2]). A search of the heap each: the first 64 lists of a trace."""
-        for held, _then, holders in self.guards:
-            if held is value:
-                return holders  # (the same list again: searched once)
-        out = []
-        if len(self.guards) < 64:
-            for r in gc.get_referrers(value):
-                if type(r) is dict:
-                    out.extend((r, k) for k, v in r.items() if v is value)
-                elif type(r) is list:
-                    out.extend((r, i) for i, v in enumerate(r) if v is value)
-                elif isinstance(getattr(r, "__dict__", None), dict) and not isinstance(r, (type, types.ModuleType)):
-                    d = r.__dict__  # (an object whose attributes Python keeps inline: its dict made now)
-                    out.extend((d, k) for k, v in d.items() if v is value)
-        return tuple(out)
+            self.guards.append((value, copy.deepcopy(value)))
 
     def same_guards(self):
-        """Whether every guarded list holds the items it held when traced, where it was held (else the call
-        traces again)."""
-        for value, then, holders in self.guards:
-            if value != then:
-                return False
-            for c, k in holders:
-                if (c.get(k, _UNBOUND) if type(c) is dict else c[k] if k < len(c) else _UNBOUND) is not value:
-                    return False
-        return True
+        """Whether every guarded list holds the items it held when traced (else the call traces again)."""
+        return all(value == then for value, then in self.guards)
 
     def new_slot(self):
         self.nslots += 1
         return self.nslots - 1
-
-    # ------------------------------------------------------------------ constants made inside (issue 15)
-    def is_const(self, x):
-        """True when ``x`` (nested in lists, tuples and dict values) is the same at every call of this
-        signature as now: Python values (constants of the trace, as in TensorFlow) and numpy scalars, dtypes,
-        arrays made inside from them (:class:`_TraceConst`, not written with another value since), autoprop's own
-        arrays from shapes only, Tensors made inside from such values. Not an array from outside the function,
-        an argument or its values, a draw, a Variable."""
-        if x is None or isinstance(x, (int, float, complex, str, bytes, np.generic, np.dtype, type, range)) \
-                or x is Ellipsis:
-            return True
-        t = type(x)
-        if t is _TraceConst:
-            return x._ap_trace is self and x._ap_taint is None and id(_root(x)) not in self.tainted
-        if t in (list, tuple) or isinstance(x, tuple):
-            return all(self.is_const(e) for e in x)
-        if t is dict:
-            return all(self.is_const(e) for e in x.values())
-        if t is slice:
-            return self.is_const((x.start, x.stop, x.step))
-        if isinstance(x, np.ndarray):
-            if t is _observe.OwnArray or _observe.is_static(x):
-                return True
-            if t is np.ndarray and self.const_roots:
-                r = id(_root(x))
-                return r in self.const_roots and r not in self.tainted
-            return False
-        if isinstance(x, Tensor):
-            return (x._key in self.consts and type(x) is not Variable
-                    and id(_root(x._value)) not in self.tainted)
-        return False
-
-    def constructed(self, r, args, kwargs, name, frame):
-        """``r``, numpy's ``name`` on ``args`` and ``kwargs``, called by ``frame``: a :class:`_TraceConst` when the
-        traced code (not a library: numpy's Cython draws fill np.empty's memory) called it by that name, on
-        constants of the trace; else ``r``."""
-        if not (threading.get_ident() == self.thread and self.active and self in _TRACERS and any(
-                type(a) is np.ndarray for a in
-                _arrays_in(r)) and self.is_const((args, kwargs))):
-            return r
-        if not os.path.abspath(frame.f_code.co_filename).startswith(_LIBRARY) and _callee(frame) == name:
-            return _const_of(r, self)
-        return r  # (a library's np.asarray(c): a plain view of a constant's memory, a constant too: is_const)
-
-    def const_root(self, a):
-        """The memory of the array ``a`` holds a constant of the trace (plain views of it are constants too): made
-        read-only, so that a write no hook sees (``rng.shuffle(c)``, ``rng.random(out=c)``: numpy's Cython) raises
-        instead of changing a constant unseen; the writes the trace follows unlock it (:func:`_unlocked`)."""
-        r = _root(a)
-        if id(r) not in self.const_roots and id(r) not in self.tainted:
-            self.const_roots[id(r)] = r
-            r.flags.writeable = False
-        if a.flags.writeable and id(r) not in self.tainted:
-            a.flags.writeable = False
-
-    def unlock(self):
-        """At the trace's end: the constants' memory (and the views of it made while tracing) writable again, as
-        eager arrays are (an array the function kept, ``self.buf = np.zeros(n)``, is the user's after)."""
-        for r in self.const_roots.values():
-            r.flags.writeable = True
-        for ref in self.views:
-            v = ref()
-            if v is not None and not v.flags.writeable:
-                try:
-                    v.flags.writeable = True
-                except ValueError:  # (a view of memory that was read-only before: numpy's own)
-                    pass
-        self.const_roots.clear()
-        self.tainted.clear()
-        self.views.clear()
-
-    def taint(self, a, why):
-        """The memory of the :class:`_TraceConst` ``a`` now holds a value that is not a constant (``why``)."""
-        r = _root(a)
-        self.tainted.setdefault(id(r), (r, why))
-        if not r.flags.writeable and id(r) in self.const_roots:
-            r.flags.writeable = True  # (no constant now: written as eager code writes it)
-
-    def made_constant(self, out, inputs, like=None):
-        """The core made the constant Tensor(s) ``out`` from ``inputs`` (numpy's own function on values,
-        ``ap.constant``): kept as constants of the trace when every input is one (``like``: a Tensor whose shape
-        only was read, np.zeros_like's: traced or captured, its shape is the trace's)."""
-        if not self.active or not self.is_const(inputs):
-            return
-        if like is not None and not (self.is_const(like) or isinstance(like, Tensor) and (
-                like._key in self.slot or like._key < self.start)):
-            return
-        for t in (out if isinstance(out, (list, tuple)) else (out,)):
-            if isinstance(t, Tensor):
-                self.consts.add(t._key)
-
-    def not_const(self, a):
-        """Why the array or tensor ``a`` is not a constant of the trace (for the refusal)."""
-        if isinstance(a, Tensor):
-            a = a._value
-        if isinstance(a, _TraceConst) and a._ap_trace is self:
-            if a._ap_taint is not None:
-                return f"it was {a._ap_taint}"
-        hit = self.tainted.get(id(_root(a)))
-        if hit is not None:
-            return f"it was made inside the function, then {hit[1]}"
-        return None
-
-    def frozen(self, a):
-        """A plain copy of the constant array ``a``, marked static (the trace holds it; the user's array may be
-        written later)."""
-        return _observe.static(np.array(_plain(a), copy=True))
 
     def refuse(self, what):
         if threading.get_ident() != self.thread:
@@ -809,8 +352,6 @@ class _Trace:
     def convert(self, t, what):
         if not self.active:
             return
-        if t._key in self.consts and self.is_const(t):
-            return  # (a constant of the trace: its value is every call's)
         if t._key in self.slot or isinstance(t, Variable) or t._key >= self.start:
             raise TraceError(
                 f"autoprop.function: {what} of a traced tensor at {_user_line()}. While a function is "
@@ -832,12 +373,9 @@ class _Trace:
                 return ("s", s)
             if a._key < self.start:  # a Tensor captured from outside: immutable, held by reference
                 return ("c", v)
-            if self.is_const(a):  # made inside from constants of the trace (issue 15)
-                return ("c", self.frozen(v))
-            why = self.not_const(a) or "its value came from an array that is not a constant of the trace"
             raise TraceError(
                 f"autoprop.function: {where} gets a tensor made inside the function from a value that is "
-                f"not traced (autoprop.constant, Tensor(...) of a numpy array), at {_user_line()}: {why}, so the "
+                f"not traced (autoprop.constant, Tensor(...) of a numpy array), at {_user_line()}: the "
                 "trace would freeze that value. Pass it as an argument, or make it outside the function.")
         if isinstance(a, np.ndarray):
             hit = self.produced.get(id(a))
@@ -845,17 +383,10 @@ class _Trace:
                 return ("s", hit[0])
             if _observe.is_static(a):  # autoprop's own, from shapes only (np.tril's mask): a constant (issue 15)
                 return ("c", v)
-            if self.is_const(a):  # made inside from Python values only (3 * np.eye(3), np.zeros(n)): issue 15
-                return ("c", self.frozen(v))
-            why = self.not_const(a)
             raise TraceError(
                 f"autoprop.function: {where} gets a numpy array that is neither an argument of the call "
-                f"nor a Variable, at {_user_line()}. " + (
-                    f"It is no constant of the trace: {why}. " if why else
-                    "The trace cannot prove it constant (an array from outside the function, whose contents may be "
-                    "changed or rebound between calls; an integer argument's values; a fresh draw). ") +
-                "Only an array made inside the function from Python values (np.zeros(n), 3 * np.eye(3), "
-                "np.arange(n)) is a constant of the trace. It refuses rather than freeze the value: pass the "
+                f"nor a Variable, at {_user_line()}. The trace cannot prove it constant (a fresh draw, "
+                "an attribute rebound between calls), so it refuses rather than freeze it: pass the "
                 "array as an argument, hold it in an autoprop.Variable, or make it an autoprop.constant "
                 "outside the function.")
         if isinstance(a, (list, tuple)) and not _python_scalars(a):
@@ -923,9 +454,6 @@ class _Trace:
         in ``kw``, a constant. Any other array is refused (a boolean mask sets the shape by its values).
         Returns ``(kw, fill)``, ``fill`` a tuple of (name, the tuple's template or None, slots)."""
         fill = []
-        if any(isinstance(e, _TraceConst) or isinstance(e, Tensor) and e._key in self.consts
-               for v in kw.values() for e in (v if isinstance(v, tuple) else (v,))):
-            kw = {k: self.kw_frozen(v) for k, v in kw.items()}  # (p[np.arange(n), y]: the constant part held)
         for k, v in kw.items():
             if any(_array_bound(e) for e in (v if isinstance(v, tuple) else (v,))):
                 raise TraceError(
@@ -942,23 +470,14 @@ class _Trace:
             kw = {k: v for k, v in kw.items() if k not in {f[0] for f in fill}}
         return kw, tuple(fill)
 
-    def kw_frozen(self, v):
-        """A keyword's value with its constant arrays (and the values of its constant Tensors) as frozen copies."""
-        if isinstance(v, tuple):
-            return tuple(self.kw_frozen(e) for e in v)
-        if isinstance(v, (np.ndarray, Tensor)) and self.is_const(v):
-            return self.frozen(v._value if isinstance(v, Tensor) else v)
-        return v
-
     def index_slot(self, v, where, k):
         hit = self.produced.get(id(v)) if isinstance(v, np.ndarray) else None
         if (hit is not None and hit[1] is v and where == "autoprop.getitem" and k == "key"
                 and v.dtype.kind in "iu"):
             return hit[0]
         boolean = isinstance(v, np.ndarray) and v.dtype.kind == "b"
-        why = self.not_const(v)
         what = ("a boolean mask, whose count of True sets the result's shape" if boolean
-                else f"no constant of the trace ({why})" if why else "not an integer argument of the call")
+                else "not an integer argument of the call")
         raise TraceError(
             f"autoprop.function: {where} gets an array in its keyword argument {k}= (an index array?), "
             f"{what}, at {_user_line()}: the trace would freeze it. Index with slices or with an integer "
@@ -1362,8 +881,6 @@ def _outputs(x, trace):
         s = trace.slot.get(x._key)
         if s is None:
             if x._key >= trace.start:
-                if trace.is_const(x):  # (made inside from constants: its value now, a copy)
-                    return ("const", _wrap(np.array(x._value)))
                 raise TraceError("autoprop.function: the function returns a tensor made inside it from a "
                                  "value that is not traced: return it as an array made outside, or compute "
                                  "it from the arguments")
@@ -1518,30 +1035,14 @@ class Function:
         _optim._APPLY_HOOKS.append(trace.apply)
         for n in patched:
             setattr(np.random, n, _np_random_refusal(n, patched[n], trace.thread, others))
-        made = {n: getattr(np, n) for n in _CONSTRUCTORS}
-        for n, f in made.items():
-            setattr(np, n, _constructor(n, f, trace))
         try:
             state = others.snapshot(start=True)
-            try:
-                result = self._fn(*targs, **tkwargs)
-            except ValueError as exc:  # (numpy's, for a write into a constant no hook saw: _Trace.const_root)
-                if not ("read-only" in str(exc) or "writable" in str(exc)) or not trace.const_roots:
-                    raise
-                raise TraceError(
-                    f"autoprop.function: {self.__name__} writes in place, at {_exc_line(exc)}, into a numpy array "
-                    f"made inside the function ({exc}), by code the trace cannot follow (a numpy Generator's "
-                    "rng.shuffle(c) or rng.random(out=c), a compiled function's out=): such an array is a "
-                    "constant of the trace, and the write would be frozen into every replay. Draw outside the "
-                    "function and pass the draw in as an argument.") from exc
+            result = self._fn(*targs, **tkwargs)
             out = _outputs(result, trace)
             after = others.snapshot(start=False)
         finally:
             for n, f in patched.items():
                 setattr(np.random, n, f)
-            for n, f in made.items():
-                setattr(np, n, f)
-            trace.unlock()
             _optim._APPLY_HOOKS.remove(trace.apply)
             _TRACERS.remove(trace)
             _tape._sync_extra()
@@ -1587,9 +1088,9 @@ def function(fn=None):
         converting a traced tensor to a Python or numpy value (``float``, ``bool`` and so a Python ``if`` on
         it, ``int``, ``.numpy()``, ``np.asarray``, ``.item()``, an index), or numpy's value-only functions on
         one (``np.allclose``, ``np.any``, ``np.count_nonzero``); ``np.random``'s module-level functions; a
-        numpy array that enters an operation without being an argument, a Variable or a constant of the trace
-        (Notes), saying why (``np.eye(n)[y]``, ``h[:] = outside``); a tensor made inside the function from such
-        a value; a tensor written into a numpy array; ``rng.shuffle(c)`` of a constant; a persistent or nested
+        numpy array that enters an operation without being an argument or a Variable (refused, not guarded:
+        its contents may be a fresh draw or an attribute rebound between calls, which no comparison of the
+        traced array would see); a tensor made inside the function from such a value; a persistent or nested
         tape, ``watch_accessed_variables=False``, ``stop_recording``, ``jacobian``, ``batch_jacobian``,
         ``backward_source``, ``output_gradients=``, ``unconnected_gradients='zero'``, a
         ``ForwardAccumulator``, ``custom_gradient``, a Variable or optimizer made inside the function; a call
@@ -1598,25 +1099,23 @@ def function(fn=None):
 
     Notes
     -----
-    The input signature (as ``tf.function``'s): the shape and dtype of each array or Tensor argument, the identity
-    of each Variable, the value of every other (hashable) argument such as ``training=True``. A new signature traces
-    again. Float arrays reach the function as Tensors (as tf.function converts them), integer and boolean arrays
-    (labels, masks) as guarded arrays, one per argument, for autoprop's operations (``np.asarray(y)`` is a plain
-    copy: frozen values); a list of ints (labels, ``W[idx]``): by value.
+    The input signature (as ``tf.function``'s): the shape and dtype of each array or
+    Tensor argument, the identity of each Variable, the value of every other (hashable)
+    argument such as ``training=True``. A new signature traces again. Float arrays reach
+    the function as Tensors (as tf.function converts them), integer and boolean arrays
+    (labels, masks) as guarded arrays, one per argument, for autoprop's operations
+    (``np.asarray(y)`` is a plain copy: frozen values); a list of ints (labels, ``W[idx]``): by value.
 
-    Variables are read by reference at each replay (an ``assign`` between calls is seen); a layer attribute, a
-    Variable's ``trainable``, a list of layers or a global or closure name of the function's own code
-    (``opt = SGD(...)``, ``reg = 1.0``) changed since traces again. Other Python values (read through an object, a
-    dict or a function it calls; a captured Tensor) are constants of the trace, as in TensorFlow; a list of ints
-    given to np.pad, np.tile, np.repeat, np.roll & co. as an option (``pad_width``, ``reps``) is part of the
-    signature, its items read at each call (changed in place, or rebound in the dict or attribute that held it:
-    traced again), and an array option is refused. numpy arrays made inside from Python values only
-    (``3 * np.eye(3)``, ``np.zeros(n)``, ``np.arange(n)``) are constants of the trace, as in TensorFlow; one that
-    met another array (an argument's values, an outside array, a draw) is not (the rule: the module's docstring).
-    Python side effects (``print``, appending to a list) run only while tracing, as in TensorFlow; the layers' and
-    losses' checks of their inputs' values run at every replay, as do integer index arguments (``W[y]``,
-    Embedding); a boolean mask index is refused. ``stop_gradient`` passes its value on at each replay. One trace
-    runs at a time.
+    Variables are read by reference at each replay (an ``assign`` between calls is seen); a
+    layer attribute, a Variable's ``trainable``, a list of layers or a global or closure name
+    of the function's own code (``opt = SGD(...)``, ``reg = 1.0``) changed since traces again.
+    Other Python values (read through an object, a dict or a function it calls; a captured
+    Tensor) are constants of the trace, as in TensorFlow; a list of ints given to np.pad, np.tile, np.repeat,
+    np.roll & co. as an option (``pad_width``, ``reps``) is part of the signature, its items read at each
+    call (changed in place: traced again), and an array option is refused. Python side effects (``print``,
+    appending to a list) run only while tracing, as in TensorFlow; the layers' and losses' checks of their
+    inputs' values run at every replay, as do integer index arguments (``W[y]``, Embedding); a boolean mask
+    index is refused. ``stop_gradient`` passes its value on at each replay. One trace runs at a time.
 
     Examples
     --------
