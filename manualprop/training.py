@@ -89,7 +89,10 @@ def accuracy(y_true, logits, loss=None, last_layer=None) -> float:
     last_layer : object, optional
         The model's last layer: after a ``Sigmoid`` the outputs are probabilities, positive above 1/2
         (Keras's binary accuracy, threshold 0.5; verify41b F0: read as logits, every probability
-        was positive and the accuracy the share of label 1).
+        was positive and the accuracy the share of label 1). A ``MeanSquaredError`` or ``Huber`` loss
+        fits the outputs to the 0/1 targets themselves: threshold 1/2 too, whatever the last layer
+        (Keras's; verify42b F11: a linear output was cut at 0, and a subclassed model's at 0 after its
+        Sigmoid).
 
     Returns
     -------
@@ -106,7 +109,7 @@ def accuracy(y_true, logits, loss=None, last_layer=None) -> float:
         if y.size == logits.size and y.shape != logits.shape:
             y = y.reshape(logits.shape)  # labels (N,) beside logits (N, 1), or the other way
         if y.shape == logits.shape:
-            cut = 0.5 if type(last_layer).__name__ == "Sigmoid" else 0.0
+            cut = 0.5 if type(last_layer).__name__ == "Sigmoid" or type(loss).__name__ in _VALUE_LOSSES else 0.0
             return float(np.mean((logits > cut) == (y > 0.5)))
     elif y.shape in (logits.shape[:-1], logits.shape[:-1] + (1,)):  # labels (N,) or (N, 1), as Keras's
         return float(np.mean(np.argmax(logits, axis=-1) == y.reshape(logits.shape[:-1])))
@@ -122,21 +125,26 @@ def accuracy(y_true, logits, loss=None, last_layer=None) -> float:
 _OPTIMIZER_NAMES = {"sgd": "SGD", "adam": "Adam", "rmsprop": "RMSProp"}
 
 
+#: Losses that fit the outputs to the targets' values: a binary accuracy cuts them at 1/2 (:func:`accuracy`).
+_VALUE_LOSSES = ("MeanSquaredError", "Huber")
+
 #: Last layers whose outputs are probabilities, and the losses that take logits (apply their own softmax/sigmoid).
 _PROBABILITY_LAYERS = {"Softmax": "softmax", "Sigmoid": "sigmoid"}
 _LOGITS_LOSSES = {"SoftmaxCrossEntropy": "softmax", "BinaryCrossEntropyWithLogits": "sigmoid"}
 
 
-#: Layers that hand on their input's values reshaped: a model's outputs are those of the layer before them.
-_RESHAPES = ("Flatten",)
+#: Layers that hand on their input's values (reshaped, or unchanged at inference, as a dropout): a model's outputs
+#: are those of the layer before them (verify42b F5: a Sigmoid before a Dropout was read as logits).
+_RESHAPES = ("Flatten", "Reshape", "Identity", "Dropout", "SpatialDropout1D", "SpatialDropout2D", "GaussianNoise")
 
 
 def output_layer(layers):
     """The layer whose values a chain of ``layers`` (a Sequential's) outputs, and its position.
 
-    The last layer, looked for inside a last nested ``Sequential`` (not a ``Residual``: its output is ``x + F(x)``)
-    and before a last ``Flatten`` (a reshape keeps the values): ``Sequential(Linear, Sequential(ReLU, Softmax))``
-    and ``Sequential(Linear, Softmax, Flatten)`` output a Softmax's probabilities (verify41b F4: compile's warning
+    The last layer, looked for inside a last nested ``Sequential`` or subclass of one (not a ``Residual``: its output
+    is ``x + F(x)``) and before a last ``Flatten`` or ``Dropout`` (a reshape keeps the values, a dropout at inference
+    too): ``Sequential(Linear, Sequential(ReLU, Softmax))``, ``Sequential(Linear, Softmax, Flatten)`` and
+    ``Sequential(Linear, Softmax, Dropout(0.2))`` output a Softmax's probabilities (verify41b F4: compile's warning
     and the accuracy's threshold read the container or the Flatten), as Keras follows the output tensor to the
     operation that made it.
 
@@ -154,7 +162,8 @@ def output_layer(layers):
     while stack:
         at, layer = stack.pop()
         kind = type(layer).__name__
-        inner = getattr(layer, "__dict__", {}).get("layers") if kind == "Sequential" else None
+        chain = any(c.__name__ == "Sequential" for c in type(layer).__mro__)  # a subclass too (verify42b F5)
+        inner = getattr(layer, "__dict__", {}).get("layers") if chain else None
         if isinstance(inner, list) and id(layer) not in opened:  # (a container holding itself is opened once)
             opened.add(id(layer))
             stack += [(f"{at}.{i}", sub) for i, sub in enumerate(inner)]
@@ -170,8 +179,8 @@ def _warn_probabilities_into_logits(where, last_layer, loss, at=""):
     Sequential or before a Flatten (:func:`output_layer`)."""
     layer, lossname = type(last_layer).__name__, type(loss).__name__
     if layer in _PROBABILITY_LAYERS and lossname in _LOGITS_LOSSES:
-        said = (f"the model's outputs are those of its {layer}, layer {at} (a nested Sequential or a Flatten hands "
-                "them on)") if at else f"the last layer is {layer}"
+        said = (f"the model's outputs are those of its {layer}, layer {at} (a nested Sequential, a Flatten or a "
+                "Dropout hands them on)") if at else f"the last layer is {layer}"
         warnings.warn(
             f"{where}: {said} (its outputs are probabilities), but {lossname} takes logits "
             f"and applies its own {_LOGITS_LOSSES[lossname]}: the model would train toward another objective. "
