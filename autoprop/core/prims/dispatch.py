@@ -23,6 +23,7 @@ import numpy as np
 
 from ..observe import _numpy_hint
 from ..registry import _FUNCTIONS, _OWNER, _UFUNC_PRIMS, _UFUNCS, Primitive
+from ..tape import guard_traced, int_leaves, tracing
 from ..tensor import Tensor, _own_dtypes
 from ..views import VIEW_FUNCTIONS, mark_view
 from ._common import _cast_inputs, _check_kw, _holds_tensor, _no_out, _values
@@ -256,6 +257,10 @@ def dispatch_function(func, args, kwargs, named=False):
         _no_out(_label(func), kwargs)
     if kwargs:  # np.linalg.inv(a=t): the records take numpy's required arguments by position
         args, kwargs = _bind(func, args, kwargs)
+    if tracing():  # a list of ints given as an option (np.reshape(t, SHAPE), np.transpose(t, AXES)): its items
+        for v in (*args, *kwargs.values()):  # are part of the trace's signature, as np.pad's pad_width (verify42b F16)
+            if type(v) is list and int_leaves(v):
+                guard_traced(v)
     if _OWNER.get(func) not in _ON_VALUES and not _carries_float(args) and not _carries_float(
             kwargs.values()) and (named or _holds_tensor(args) or _holds_tensor(kwargs.values())):
         # integer and boolean Tensors only (no derivative): numpy's own function on the values
