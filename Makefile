@@ -31,7 +31,7 @@ demo: $(STAMP)
 	MPLBACKEND=Agg $(BIN)/gradcheck train --model cnn --epochs 15 --plots demo-output/train-cnn
 
 test: $(STAMP)
-	MPLBACKEND=Agg $(BIN)/python -m pytest -n 2 --dist worksteal --timeout 600 --durations=30
+	MPLBACKEND=Agg $(BIN)/python -m pytest -n 3 --dist worksteal --timeout 600 --durations=30
 
 # each script runs even when one before it exits 1 (checker.py does when a target is missed, which a
 # loaded machine makes likely): the last line says which did
