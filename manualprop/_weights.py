@@ -45,6 +45,9 @@ def checked_values(name, values, weights, states, hint=None) -> list:
     ------
     ValueError
         Another number of values, or a value of another shape than its weight's or state's (named).
+    TypeError
+        A state value that is not real numbers (complex, strings, objects); the weights' own dtypes are checked by
+        the caller, before anything is assigned too.
     """
     values = list(values)
     if len(values) not in (len(weights), len(weights) + len(states)):
@@ -57,6 +60,11 @@ def checked_values(name, values, weights, states, hint=None) -> list:
         if np.shape(w) != shape:
             raise ValueError(f"{name}.set_weights: value {i} for {what} has shape {np.shape(w)}; the "
                              f"{what.split()[0]}'s shape is {shape}")
+    for i, (w, (what, _)) in enumerate(zip(values, targets)):
+        if i >= len(weights) and (kind := np.asarray(w).dtype.kind) not in "biuf":  # (verify42b F6: a string
+            raise TypeError(f"{name}.set_weights: value {i} for {what} has dtype "  # state raised after the
+                            f"{np.asarray(w).dtype} ({'complex' if kind == 'c' else 'not a number'}); a state "
+                            "array holds real numbers (nothing was assigned)")  # weights were copied in)
     return values
 
 
