@@ -369,5 +369,6 @@ def twin_names_near(qualified: str) -> list[str]:
     except ImportError:
         return []
     alias = _TWIN_ALIASES.get(name.lower().replace("_", ""))
-    return list(dict.fromkeys(([alias] if alias in have else []) + difflib.get_close_matches(name, have, n=3,
-                                                                                            cutoff=0.6)))
+    lower = {n.lower(): n for n in have}  # case aside: Relu is ReLU (verify42b F9)
+    close = [lower[n] for n in difflib.get_close_matches(name.lower(), list(lower), n=3, cutoff=0.6)]
+    return list(dict.fromkeys(([alias] if alias in have else []) + close))

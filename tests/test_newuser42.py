@@ -67,4 +67,5 @@ def test_twin_without_a_class_of_the_name_says_autoprops_close_names(capsys, tmp
     assert "has no class of that name): Dense; autoprop's close names: Linear (name your class" in out, out
     assert twin_names_near("autoprop.layers.BatchNorm")[:1] == ["BatchNorm1D"]
     assert "Conv2D" in twin_names_near("autoprop.layers.conv_naive")
+    assert twin_names_near("autoprop.layers.Relu")[:1] == ["ReLU"]  # case aside (verify42b F9)
     assert twin_names_near("autoprop.layers.Zebra") == []
