@@ -5047,12 +5047,8 @@ def _wrong_axis_backwards(dxhat, X, fwd, bwd, eps):
 
 def _norm_vjp(G, X, axes, eps, gamma):
     """The correct dX of ``gamma * xhat + beta``, xhat normalised over ``axes`` with ``eps``, gamma per last-axis
-    feature."""
-    mean = functools.partial(np.mean, axis=axes, keepdims=True)
-    xmu = X - mean(X)
-    istd = 1 / np.sqrt(mean(xmu**2) + eps)
-    xh, d = xmu * istd, G * gamma
-    return istd * (d - mean(d) - xh * mean(d * xh))
+    feature: :func:`_wrong_axis_backwards`' compact formula with forward's axes in backward too."""
+    return next(_wrong_axis_backwards(G * gamma, X, axes, axes, eps))
 
 
 def _norm_axis_signature(L: _Layer, key, m, n):
