@@ -3014,7 +3014,7 @@ def name_target_gradient(tensor: str, manual: Any, numerical: Any, forward, y_tr
         except Exception:  # noqa: BLE001 - a loss that refuses other targets: no such reading
             return None
         man = float(np.sum(m * u))
-        worst = max(worst, abs(num - man) / max(abs(num) + abs(man), 1e-12))
+        worst = max(worst, float(relative_error(num, man, 1e-12)))
     if not worst < 1e-5:
         return None
     return _find("target-gradient", tensor, pred=names[0], target=names[1], rel=worst)
