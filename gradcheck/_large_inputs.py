@@ -54,11 +54,11 @@ def large_shifts(x: np.ndarray) -> Iterator[tuple[str, np.ndarray]]:
         yield ROWS, x + c.reshape(-1, *[1] * (x.ndim - 1))
 
 
-def overflow_note(at: str, what: str, ref: str, bad: bool) -> str:
+def overflow_note(at: str, what: str, ref: str, bad: bool, of: str = "input") -> str:
     """The note of a forward or gradient that is not the reference's at ``at`` (``what``: the values it gave;
-    ``bad``: some are NaN or inf, an overflow)."""
-    return (f"at {at} (inputs of that size come with training), {what}, where the reference gives {ref}"
-            + ("; an overflow: exp of a large input is inf above 709.8, and a probability it rounds to 0 or 1 makes "
+    ``bad``: some are NaN or inf, an overflow; ``of``: what was shifted, an input or a prediction)."""
+    return (f"at {at} ({of}s of that size come with training), {what}, where the reference gives {ref}"
+            + (f"; an overflow: exp of a large {of} is inf above 709.8, and a probability it rounds to 0 or 1 makes "
                "log give -inf (subtract each row's max first, the log-sum-exp shift, or use log1p/logaddexp)"
                if bad else "") + ".")
 
@@ -155,10 +155,7 @@ def loss_at_large_predictions(reference: Any, yt: np.ndarray, yp: np.ndarray, va
             except (NonFiniteError, StudentCodeError):  # NaN or inf, or it raised there: not the reference's
                 L = float("nan")
         if not math.isfinite(L):  # an overflow (a finite value: not judged here, as forward_at_large_inputs)
-            note = (f"at y_pred {at} (predictions of that size come with training), L = {L:.6g}, where the reference "
-                    f"gives L = {L_ref:.6g}; an overflow: exp of a large prediction is inf above 709.8, and a "
-                    "probability it rounds to 0 or 1 makes log give -inf (subtract each row's max first, the log-sum-exp "
-                    "shift, or use log1p/logaddexp).")
+            note = overflow_note(f"y_pred {at}", f"L = {L:.6g}", f"L = {L_ref:.6g}", True, "prediction")
             break
     with contextlib.suppress(Exception):  # noqa: BLE001 - the loss's cache as its test left it
         value(yp)
@@ -250,12 +247,8 @@ def at_large_predictions(loss: Any, reference: Any, yt: np.ndarray, yp: np.ndarr
         records += recs
         if not all(r.passed for r in recs):
             bad = not (math.isfinite(L_c) and np.isfinite(g_c).all())
-            notes.append(f"at {at} (predictions of that size come with training), L = {L_c:.6g}"
-                         + (" and a gradient with NaN or inf" if not np.isfinite(g_c).all() else "")
-                         + f", where the reference gives L = {L_ref:.6g} and a finite gradient"
-                         + ("; an overflow: exp of a large prediction is inf above 709.8, and a probability it "
-                            "rounds to 0 or 1 makes log give -inf (subtract each row's max first, the log-sum-exp "
-                            "shift, or use log1p/logaddexp)" if bad else "") + ".")
+            notes.append(overflow_note(at, f"L = {L_c:.6g}" + (" and a gradient with NaN or inf" if not np.isfinite(
+                g_c).all() else ""), f"L = {L_ref:.6g} and a finite gradient", bad, "prediction"))
     with contextlib.suppress(Exception):  # noqa: BLE001 - the loss's cache as its check left it
         value(yp)
     return records, notes
