@@ -3880,17 +3880,19 @@ def _directional_error(loss, y_true, y_pred, g, seed=0):
     """The largest relative error of ``<g, u>`` against the central difference of ``loss.forward`` along
     ``u`` in ``y_pred`` (two random directions): how well ``g`` is dL/dy_pred in the order ``loss`` uses;
     2.0 (not 1.0 or less) when the two have opposite signs in every direction."""
-    num, man = _along(loss, y_true, y_pred, g, 2, seed)
+    num, man = _along(lambda v: float(loss.forward(y_true, v)), y_pred, g, 2, seed)
     worst = float(np.max(np.abs(num - man) / np.maximum(np.abs(num) + np.abs(man), 1e-12)))
     return 2.0 if np.all(num * man < 0) else worst if np.any(num != 0) else 1.0  # L flat in y_pred: no evidence
 
 
-def _along(loss, y_true, y_pred, g, n, seed):
-    """``(central differences, <g, u>)`` of ``loss.forward`` along ``n`` random directions ``u`` in ``y_pred``, as
-    arrays: the loss's one directional measure (:func:`_directional_error`, :func:`_factor`)."""
-    rng, h = probe_rng(seed), 1e-5 * max(1.0, float(np.max(np.abs(y_pred))))
-    us = [rng.standard_normal(y_pred.shape) for _ in range(n)]
-    return (np.array([difference_quotient(lambda t, u=u: float(loss.forward(y_true, y_pred + t * u)), h) for u in us]),
+def _along(phi, x, g, n, seed):
+    """``(central differences, <g, u>)`` of the scalar ``phi`` at ``x`` along ``n`` random directions ``u`` (from
+    ``probe_rng(seed)``, drawn first; step ``1e-5 * max(1, max|x|)``), as arrays: a loss's one directional measure
+    in ``y_pred`` (:func:`_directional_error`, :func:`_factor`) or in ``y_true``
+    (:func:`gradcheck.diagnose.name_target_gradient`)."""
+    rng, h = probe_rng(seed), 1e-5 * max(1.0, float(np.max(np.abs(x))))
+    us = [rng.standard_normal(x.shape) for _ in range(n)]
+    return (np.array([difference_quotient(lambda t, u=u: phi(x + t * u), h) for u in us]),
             np.array([float(np.sum(g * u)) for u in us]))
 
 
@@ -4089,7 +4091,7 @@ def _backward_only_order(obj, names, matched: str, y_true, y_pred) -> str:
 def _factor(loss, y_true, y_pred, g, seed=1):
     """``c`` when ``g`` is ``c`` times dL/dy_pred in the order ``loss`` uses, along three random directions (their
     central differences ``c <g, u>`` to a relative 1e-4); None when it is no multiple of it (or L is flat)."""
-    num, man = _along(loss, y_true, y_pred, g, 3, seed)
+    num, man = _along(lambda v: float(loss.forward(y_true, v)), y_pred, g, 3, seed)
     if not np.any(num) or not np.any(man):
         return None
     c = float(np.sum(num * man) / np.sum(num * num))  # g = c dL/dy_pred: man = c num
