@@ -3011,7 +3011,9 @@ def name_target_gradient(tensor: str, manual: Any, numerical: Any, forward, y_tr
         num, man = _along(lambda v: float(forward(v, y_pred)), t, m, 3, 7)
     except Exception:  # noqa: BLE001 - a loss that refuses other targets: no such reading
         return None
-    worst = max([0.0, *map(float, relative_error(num, man, 1e-12))])  # a NaN direction: as each max(worst, r) did
+    if not np.all(np.isfinite(num)):  # a loss undefined off these targets (log t at a 0 label): no reading
+        return None
+    worst = float(np.max(relative_error(num, man, 1e-12)))
     if not worst < 1e-5:
         return None
     return _find("target-gradient", tensor, pred=names[0], target=names[1], rel=worst)
