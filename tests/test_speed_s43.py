@@ -10,6 +10,7 @@ refused with the eager message and nothing updated, and an optimizer that replac
 from __future__ import annotations
 
 import contextlib
+import warnings
 
 import numpy as np
 import pytest
@@ -169,3 +170,34 @@ def test_a_listener_is_given_the_replayed_update():
     finally:
         moptim._APPLY_HOOKS.remove(hook)
     assert heard and all(t is ap.Tensor for t in heard[0]) and opt.iterations == 1
+
+
+def _overflowing_step(traced):
+    """A step whose replay (with a huge loss scale) makes NaN/inf gradients while its forward is fine."""
+    net = _mlp()
+    opt, loss_fn, variables = ap.optimizers.SGD(0.1), alo.SoftmaxCrossEntropy(), net.trainable_variables
+
+    def step(x, y, s):
+        with ap.GradientTape() as tape:
+            loss = loss_fn(y, net(x, training=True)) * s * s
+        grads = tape.gradient(loss, variables)
+        opt.apply_gradients(zip(grads, variables))
+        return loss
+
+    f = ap.function(step) if traced else step
+    X, y = _data()
+    f(X, y, np.array(1.0))  # (the trace)
+    before = [v.numpy().copy() for v in variables]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # (the overflow itself)
+        with pytest.raises(ValueError) as err:
+            f(X * 10, y, np.array(1e200))
+    assert all(np.array_equal(b, v.numpy()) for b, v in zip(before, variables))
+    return str(err.value), opt.iterations
+
+
+def test_a_replay_whose_gradients_overflow_is_refused_as_the_eager_step():
+    eager, replayed = _overflowing_step(False), _overflowing_step(True)
+    assert replayed == eager
+    assert "apply_gradients: gradient for variable #0 must contain only finite values" in eager[0]
+    assert eager[1] == 1
