@@ -41,8 +41,10 @@ def _sgd_on_variables(learning_rate, grads, variables):
     """Plain SGD's update of Variable pairs, checked first: the twin of manualprop's
     ``_sgd_on_arrays`` for ``apply_gradients(zip(grads, model.trainable_variables))``.
 
-    Every pair a :class:`Variable` and a gradient :class:`Tensor` of its float32/float64 dtype
-    and shape without NaN/inf (float64: one dot), the checks of the general path; then each
+    Every pair a :class:`Variable` and a gradient :class:`Tensor` (or a gradient ndarray, as
+    ``autoprop.function``'s replay holds it: the general path reads either the same way) of its
+    float32/float64 dtype and shape without NaN/inf (float64: one dot), the checks of the general
+    path; then each
     variable gets a new array ``value - learning_rate * grad`` (what its ``assign_sub`` gives,
     the same bits: a tape's saved value stays as it was), computed into the fresh product
     ``learning_rate * grad`` instead of a second array. Without the general path's read-only
@@ -55,10 +57,13 @@ def _sgd_on_variables(learning_rate, grads, variables):
         return False
     o = _optim  # (the optimizer's own dot and sum: the same looks as its general path)
     f64, f32, vdot, chunk = _F64, _F32, o._vdot, o.DOT_CHUNK
+    ndarray = np.ndarray
     for grad, var in zip(grads, variables):
-        if type(var) is not Variable or type(grad) is not Tensor:
+        # (a gradient Tensor's value, or the gradient array itself: autoprop.function's update event)
+        g = grad._value if type(grad) is Tensor else grad
+        if type(var) is not Variable or type(g) is not ndarray:
             return False
-        g, v = grad._value, var._value
+        v = var._value
         dt = g.dtype
         if dt is not v.dtype or g.shape != v.shape:
             return False
@@ -67,10 +72,10 @@ def _sgd_on_variables(learning_rate, grads, variables):
                 return False
         elif dt is not f32 or not o._sum_is_finite(g):
             return False
-    subtract, ndarray = np.subtract, np.ndarray
+    subtract = np.subtract
     scalar_rate = type(learning_rate) is float  # its product with an array has the array's shape
     for grad, var in zip(grads, variables):
-        d = learning_rate * grad._value
+        d = learning_rate * (grad._value if type(grad) is Tensor else grad)
         v = var._value
         if type(d) is ndarray and d.dtype is v.dtype and (scalar_rate or d.shape == v.shape):
             var._value = subtract(v, d, out=d)  # v - d, the bits of assign_sub's v - delta

@@ -745,10 +745,28 @@ def _values(ins, env):
 
 
 def _apply_event(opt, variables, *grads):
+    """The replayed ``opt.apply_gradients(zip(grads, variables))``, ``grads`` the plan's arrays.
+
+    An optimizer whose ``apply_gradients`` and ``_update_all`` are the base class's, with no
+    listener (``_APPLY_HOOKS``: an outer trace) and plain SGD, takes its checked update of array
+    pairs (``_SGD_ON``, autoprop's ``_sgd_on_variables``) on the arrays themselves, as
+    ``_update_all`` would after reading each Tensor: the same checks and bits, without four
+    Tensors and the pairs' loop. Anything else, or a pair that update refuses (it changes
+    nothing then), takes ``apply_gradients`` on Tensors, which writes the message."""
+    cls = type(opt)
+    if (variables and not _optim._APPLY_HOOKS and cls.apply_gradients is _APPLY_GRADIENTS
+            and cls._update_all is _UPDATE_ALL and _optim._plain_sgd(opt)):
+        sgd_on = _optim._SGD_ON.get(type(variables[0]))
+        if sgd_on is not None and sgd_on(opt.learning_rate, grads, variables):
+            opt.iterations += 1  # (as apply_gradients after its update)
+            return
     pairs = []
     for g, v in zip(grads, variables):
         pairs.append((None if g is None else _wrap(g), v))
     type(opt).apply_gradients(opt, pairs)
+
+
+_APPLY_GRADIENTS, _UPDATE_ALL = _optim.Optimizer.apply_gradients, _optim.Optimizer._update_all
 
 
 @np.errstate(divide="ignore", invalid="ignore")  # (as the reverse walk, tape._backward)
