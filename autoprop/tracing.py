@@ -188,7 +188,7 @@ def _has_tensor(args):
 
 def _plain_arg(a):
     if isinstance(a, _TracedInts):
-        return a.view(np.ndarray)
+        return np.ndarray.view(a, np.ndarray)
     if type(a) in (list, tuple):
         return type(a)(_plain_arg(e) for e in a)
     return a
@@ -216,13 +216,18 @@ class _TracedInts(np.ndarray):
 
     def __array_finalize__(self, obj):
         self._ap_trace = getattr(obj, "_ap_trace", None)
+        self._ap_name = getattr(obj, "_ap_name", "?")
+
+    def _watched(self):
+        """True while this argument's trace records the tracing thread's own code."""
+        trace = self._ap_trace
+        return trace is not None and trace.active and trace in _TRACERS
 
     def _guard(self, what):
-        trace = self._ap_trace
-        if trace is not None and trace.active and trace in _TRACERS and _from_user():
+        if self._watched() and _from_user():
             raise TraceError(
-                f"autoprop.function: {what} on an integer or boolean array argument of the traced "
-                f"function, at {_user_line()}. A trace runs the Python once: the result would be the "
+                f"autoprop.function: {what} on the integer or boolean array argument `{self._ap_name}` of the "
+                f"traced function, at {_user_line()}. A trace runs the Python once: the result would be the "
                 "first call's, frozen into every replay (tf.function gets a tensor there). Compute it "
                 "outside the function and pass it in as an argument (a count or a mask as a float "
                 "array, e.g. np.asarray(n, dtype=np.float64) or (y != 0).astype(np.float64), which each "
@@ -243,6 +248,16 @@ class _TracedInts(np.ndarray):
         self._guard(f"np.{func.__name__}")
         return func(*_plain_arg(args), **{k: _plain_arg(v) for k, v in kwargs.items()})
 
+    def view(self, *args, **kwargs):
+        out = np.ndarray.view(self, *args, **kwargs)
+        if not isinstance(out, _TracedInts):  # (a plain array of the same memory: its values unwatched)
+            self._guard(".view() as another array type")
+        return out
+
+    def __array__(self, *args, **kwargs):
+        self._guard("__array__()")
+        return np.ndarray.__array__(self, *args, **kwargs)
+
 
 def _guarded_method(name, what):
     method = getattr(np.ndarray, name)
@@ -258,14 +273,67 @@ _GUARDED = {"__getitem__": "indexing", "__setitem__": "an assignment into it", "
             "__bool__": "bool() (an `if` on it)", "__int__": "int()", "__float__": "float()",
             "__index__": "an index"}
 for _name in ("item", "tolist", "tobytes", "argmax", "argmin", "argsort", "argpartition", "sort",
-              "partition", "nonzero", "searchsorted", "fill", "put", "itemset", "dot", "trace"):
+              "partition", "nonzero", "searchsorted", "fill", "put", "itemset", "dot", "trace",
+              "dump", "dumps", "tofile", "__complex__", "__reduce__", "__reduce_ex__", "__setstate__",
+              "__dlpack__"):
     _GUARDED[_name] = f".{_name}()"
 for _name, _what in _GUARDED.items():
     if hasattr(np.ndarray, _name):
         setattr(_TracedInts, _name, _guarded_method(_name, _what))
+
+
+def _guarded_attribute(name):
+    attribute = getattr(np.ndarray, name)
+
+    def get(self):
+        self._guard(f".{name}")  # (a plain array, a buffer or an iterator over the values: unwatched)
+        return attribute.__get__(self)
+    return property(get, doc=f"ndarray.{name}, refused to the user's code while the argument's trace records")
+
+
+for _name in ("base", "data", "flat", "ctypes", "__array_interface__", "__array_struct__"):
+    setattr(_TracedInts, _name, _guarded_attribute(_name))
 del _name, _what
 # a primitive's forward gets the plain array (core's conversion table; core knows nothing of this)
-_tape._PLAIN[_TracedInts] = lambda a: a.view(np.ndarray)
+_tape._PLAIN[_TracedInts] = lambda a: np.ndarray.view(a, np.ndarray)
+
+#: numpy's constructors that copy or view an array as a plain ndarray in C, past ``__array_function__``: an
+#: integer argument given to one of them would leave its guard (verify42b F18: ``np.asarray(y)`` then a loop
+#: over the labels made a one-hot of the first call's labels, frozen into every replay). Patched while a trace
+#: runs, as np.random's names are.
+_ESCAPES = ("asarray", "array", "ascontiguousarray", "asfortranarray", "frombuffer")
+
+
+def _watched_ints(a, depth=0):
+    """The integer argument (a watched :class:`_TracedInts`) in ``a`` or in its (nested) lists and tuples."""
+    if isinstance(a, _TracedInts):
+        return a if a._watched() else None
+    if type(a) in (list, tuple) and depth < 8:
+        for e in a:
+            hit = _watched_ints(e, depth + 1)
+            if hit is not None:
+                return hit
+    return None
+
+
+def _escape_guard(name, original, thread):
+    """``np.<name>`` while a trace runs: on an integer argument of the traced function, in the user's code of the
+    tracing thread, the argument itself when the result would hold its values unchanged (``y = np.asarray(y)``:
+    it stays guarded, and autoprop's operations read each call's values); anything else refused, naming the
+    argument and the line."""
+    def escape(*args, **kwargs):
+        if args and threading.get_ident() == thread:
+            hit = _watched_ints(args[0])
+            if hit is not None and _from_user():
+                dtype = kwargs.get("dtype", args[1] if len(args) > 1 and name != "frombuffer" else None)
+                if (hit is args[0] and name != "frombuffer" and (dtype is None or np.dtype(dtype) == hit.dtype)
+                        and kwargs.get("ndmin", 0) <= hit.ndim and (name != "array" or len(args) <= 2)):
+                    return hit
+                hit._guard(f"np.{name}")
+        return original(*args, **kwargs)
+    escape.__name__ = name
+    escape.__wrapped__ = original
+    return escape
 
 
 class _Plan:
@@ -845,14 +913,14 @@ def _flatten_args(x, leaves, sig):
         sig.append((_PY, type(x), x, str(x)) if isinstance(x, float) and x == 0 else (_PY, type(x), x))
 
 
-def _as_traced(x, trace):
+def _as_traced(x, trace, name):
     """The argument as the traced function sees it: a float array becomes a Tensor (as
     tf.function converts numpy arguments), an integer array (labels) stays an array whose
-    identity names its slot; each array leaf gets a slot."""
+    identity names its slot; each array leaf gets a slot. ``name``: the argument's, for messages."""
     if type(x) in (list, tuple):
-        return type(x)(_as_traced(e, trace) for e in x)
+        return type(x)(_as_traced(e, trace, f"{name}[{i}]") for i, e in enumerate(x))
     if type(x) is dict:
-        return {k: _as_traced(v, trace) for k, v in x.items()}
+        return {k: _as_traced(v, trace, f"{name}[{k!r}]") for k, v in x.items()}
     if isinstance(x, Variable) or not isinstance(x, (Tensor, np.ndarray)):
         return x
     s = trace.new_slot()
@@ -867,6 +935,7 @@ def _as_traced(x, trace):
         return t
     v = x.view(_TracedInts)  # (a view per argument: the same array passed twice is two slots)
     v._ap_trace = trace
+    v._ap_name = name
     trace.produced[id(v)] = (s, v)
     return v
 
@@ -908,6 +977,41 @@ def _rebuild(spec, env):
     if kind is dict:
         return {k: _rebuild(e, env) for k, e in v.items()}
     return kind(_rebuild(e, env) for e in v) if kind is tuple else [_rebuild(e, env) for e in v]
+
+
+def _parameter_names(fn, n):
+    """The names of the first ``n`` positional parameters of ``fn`` (``*args``'s as ``args[i]``), for messages."""
+    code = getattr(getattr(fn, "__func__", fn), "__code__", None)
+    names = list(code.co_varnames[:code.co_argcount]) if code is not None else []
+    if code is not None and getattr(fn, "__self__", None) is not None and names:
+        names = names[1:]  # (a bound method: self is not an argument of the call)
+    star = code.co_varnames[code.co_argcount + code.co_kwonlyargcount] if code is not None and code.co_flags & 4 else None
+    out = []
+    for i in range(n):
+        if i < len(names):
+            out.append(names[i])
+        elif star is not None:
+            out.append(f"{star}[{i - len(names)}]")
+        else:
+            out.append(f"argument {i + 1}")
+    return out
+
+
+def _escape_patches(fn, thread):
+    """(namespace, name, original, guard) for numpy's constructors in ``_ESCAPES``: numpy's own names, and the
+    traced function's global names bound to them (``from numpy import asarray``)."""
+    out = []
+    for n in _ESCAPES:
+        original = getattr(np, n)
+        out.append((np.__dict__, n, original, _escape_guard(n, original, thread)))
+    g = getattr(getattr(fn, "__func__", fn), "__globals__", None)
+    if g is not None and g is not np.__dict__:
+        originals = {id(getattr(np, n)): n for n in _ESCAPES}
+        for k, v in list(g.items()):
+            n = originals.get(id(v))
+            if n is not None and v is getattr(np, n):
+                out.append((g, k, v, _escape_guard(n, v, thread)))
+    return out
 
 
 _TRACE_LOCK = threading.RLock()
@@ -1026,15 +1130,19 @@ class Function:
 
     def _trace_locked(self, key, args, kwargs):
         trace = _Trace(self.__name__)
-        targs = _as_traced(args, trace)
-        tkwargs = _as_traced(kwargs, trace)
+        names = _parameter_names(self._fn, len(args))
+        targs = tuple(_as_traced(a, trace, n) for a, n in zip(args, names))
+        tkwargs = {k: _as_traced(v, trace, k) for k, v in kwargs.items()}
         patched = {n: getattr(np.random, n) for n in _NP_RANDOM_NAMES}
+        escapes = _escape_patches(self._fn, trace.thread)
         others = _OtherDraws()  # other threads' draws meanwhile: not the trace's (review39 F5)
         _TRACERS.append(trace)
         _tape._sync_extra()
         _optim._APPLY_HOOKS.append(trace.apply)
         for n in patched:
             setattr(np.random, n, _np_random_refusal(n, patched[n], trace.thread, others))
+        for holder, n, _original, guard in escapes:
+            holder[n] = guard
         try:
             state = others.snapshot(start=True)
             result = self._fn(*targs, **tkwargs)
@@ -1043,6 +1151,9 @@ class Function:
         finally:
             for n, f in patched.items():
                 setattr(np.random, n, f)
+            for holder, n, original, guard in reversed(escapes):
+                if holder.get(n) is guard:
+                    holder[n] = original
             _optim._APPLY_HOOKS.remove(trace.apply)
             _TRACERS.remove(trace)
             _tape._sync_extra()
@@ -1104,7 +1215,9 @@ def function(fn=None):
     argument such as ``training=True``. A new signature traces again. Float arrays reach
     the function as Tensors (as tf.function converts them), integer and boolean arrays
     (labels, masks) as guarded arrays, one per argument, for autoprop's operations
-    (``np.asarray(y)`` is a plain copy: frozen values); a list of ints (labels, ``W[idx]``): by value.
+    (``np.asarray(y)`` and ``np.array(y)`` give the argument itself; its values as a plain array, a buffer,
+    an iterator or Python numbers, ``y.view(np.ndarray)``, ``np.array(y, dtype=float)``, ``y.tolist()``,
+    ``y.flat``, are refused, naming it); a list of ints (labels, ``W[idx]``): by value.
 
     Variables are read by reference at each replay (an ``assign`` between calls is seen); a
     layer attribute, a Variable's ``trainable``, a list of layers or a global or closure name
