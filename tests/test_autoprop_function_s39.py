@@ -141,12 +141,21 @@ def test_embedding_checks_each_replays_indices_as_eagerly():
 
 
 @pytest.mark.parametrize("body,why", [("W[m]", "a boolean mask"),
-                                      ("W[np.asarray(y)]", "not an integer argument of the call")])
+                                      ("W[np.arange(3)]", "not an integer argument of the call")])
 def test_other_index_arrays_are_still_refused(body, why):
     W = ap.Variable(np.arange(12.0).reshape(6, 2))
     traced = ap.function(eval(f"lambda m, y: {body}", {"W": W, "np": np}))
     with pytest.raises(TraceError, match=why):
         traced(np.array([True, False] * 3), np.array([1, 2, 3]))
+
+
+def test_an_index_by_np_asarray_of_an_integer_argument_reads_each_calls_values():
+    # np.asarray(y) of the guarded argument is the argument itself (session 43, verify42b F18), read at each replay
+    W = ap.Variable(np.arange(12.0).reshape(6, 2))
+    traced = ap.function(lambda y: W[np.asarray(y)])
+    for ids in ([1, 2, 3], [5, 0, 0]):
+        assert np.array_equal(traced(np.array(ids)).numpy(), W.numpy()[ids])
+    assert traced.trace_count == 1
 
 
 # --- F0b: a global or closure name rebound between calls traces again (an eager call reads it) -----
