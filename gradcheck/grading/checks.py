@@ -1590,6 +1590,41 @@ def _random_mean_graded(verdict: Verdict, layer: Any, reference: Any, xs: list[n
             p.passed, p.message = False, found.message + "."
 
 
+def _running_stats_graded(verdict: Verdict, layer: Any, reference: Any, xs: list[np.ndarray], training: bool) -> Verdict:
+    """The running statistics a training forward writes, and the eval output after it, compared with the reference's
+    fed the same batch, as ``gradcheck check --training --reference`` does (:func:`gradcheck._running_stats.
+    running_stats_finding`, newuser35 H2; redteam43 F5: a class BatchNorm that never updated them, or swapped the
+    momentum, kept every point against manualprop.BatchNorm1D while check FAILed it: an eval forward of a fresh layer
+    holds the initial statistics, 0 and 1, on both sides, and central differences never see a buffer). A
+    ``running-stats`` finding fails every part still passing, with its sentence (agreement adds nothing). A
+    reference without running statistics and a momentum (a CS231n pair's, whose ``bn_param`` the test reads with
+    :func:`forward_keywords`) is not compared, nor an eval-mode test (``training`` False). Both are copies: the
+    comparison adds no training forward to the test's layer. Returns ``verdict``."""
+    import copy
+
+    from .._running_stats import running_stats_finding
+
+    if not training or len(xs) != 1 or not any(p.passed for p in verdict.parts) or not isinstance(
+            getattr(reference, "momentum", None), float):
+        return verdict
+    try:
+        ref = copy.deepcopy(reference)
+    except Exception:  # noqa: BLE001 - a reference that cannot be copied is not compared (its state would move)
+        return verdict
+    try:  # a copy (in the sandbox, RemoteLayer.clone), as the reference's
+        own = copy.deepcopy(layer)
+    except Exception:  # noqa: BLE001 - a layer that cannot be copied is compared itself
+        own = layer
+    try:
+        found = running_stats_finding(own, ref, type(layer).__name__, xs[0].shape, 0, type(reference).__name__)[0]
+    except Exception:  # noqa: BLE001 - as check: not compared (its note there), no claim
+        return verdict
+    for p in verdict.parts if found is not None and found.code == "running-stats" else []:
+        if p.passed:
+            p.passed, p.message = False, found.message + "."
+    return verdict
+
+
 def _nielsen_dx(parts: list[Part], layer: Any, got: Mapping[str, Any], expected: Mapping[str, np.ndarray]) -> None:
     """The dX part of Nielsen's network (:func:`gradcheck._adapters.backprop_as_model`: dX read from backprop's first
     bias gradient) when that gradient has another shape, so dX could not be read (None): said so, where "backward(dY)
@@ -1898,6 +1933,7 @@ def _as_check(verdict: Verdict, layer: Any, xs: list[np.ndarray], d_in: list[str
             return failed  # every part had matched: the check's error fails them all
     if G is not None and reference is not None and not whole:
         _large_graded(verdict, layer, xs, d_in, G, reference, cfg)
+    _running_stats_graded(verdict, layer, reference, xs, cfg.training)
     from ..check_command import _undecided
 
     verdict.not_checked = _undecided(getattr(layer, "protocol", None) or {}, type(layer).__name__, grading=True,

@@ -237,10 +237,18 @@ def test_batchnorm_running_statistics(student, grade, rng):
 @pytest.mark.points(2)
 @pytest.mark.visibility("visible")
 def test_batchnorm_forward_test_mode(student, grade, rng):
-    """batchnorm_forward: output in test mode (normalised by bn_param's running_mean and running_var, not the batch's)"""
+    """batchnorm_forward: output in test mode (normalised by bn_param's running_mean and running_var, not the batch's; left as given)"""
     mean, var = rng.standard_normal(4), rng.uniform(0.5, 2.0, size=4)
-    grade.layer_forward(batchnorm(student, mode="test", running_mean=mean, running_var=var), bn_inputs(rng, 6, 4),
+    xs = bn_inputs(rng, 6, 4)
+    grade.note("the output (1 point)")
+    grade.layer_forward(batchnorm(student, mode="test", running_mean=mean, running_var=var), xs,
                         RefBatchNorm("test", mean, var))
+    # test mode only reads the running statistics: a batchnorm updating them there too (the update written after the
+    # if/elif, CS231n's starter layout) moves them toward every evaluated batch, and scored 48 / 48 (redteam43 F1)
+    grade.note("bn_param after the call (1 point): test mode leaves running_mean and running_var as given, "
+               "only training mode updates them")
+    grade.forward_keywords(batchnorm(student, mode="test", running_mean=mean, running_var=var), xs, "bn_param",
+                           {"running_mean": mean, "running_var": var}, points=1)
 
 
 @pytest.mark.points(2)
