@@ -73,6 +73,7 @@ from ..sources import (
     cache_rewritten_notes,
     dY_written,
     each_keyword_value,
+    grad_slots,
     keyword_values,
     one_sign_only,
     reference_source,
@@ -83,7 +84,7 @@ from .static import markdown_text, name_span
 
 __all__ = ["Part", "Verdict", "GradingFailure", "GradingTestError", "evaluation_point",
            "away_from_kinks", "class_labels", "layer_forward", "forward_keywords", "layer_gradients", "loss_value",
-           "loss_gradient", "backward_repeatable", "dtypes"]
+           "loss_gradient", "backward_repeatable", "dtypes", "instances_apart"]
 
 #: The checker's relative tolerance; the absolute one is the checker's default too (None).
 RTOL, ATOL = 1e-6, None
@@ -2538,6 +2539,85 @@ def _in_reference_layout(layer: Any, name: str, value: Any) -> Any:
         return value
     got = _as_stored(layer, name[1:], {name[1:]: value})
     return value if got is KeyError else got
+
+
+def instances_apart(layers: Sequence[Any], X: np.ndarray, references: Sequence[Any], *, points: float = 1.0,
+                    seed: int = 0) -> Verdict:
+    """Two instances of one class used in turn keep their own state (one part ``"instances apart"``).
+
+    Each instance and its reference get their own parameters (:func:`evaluation_point`, seeds ``seed`` and ``seed +
+    1``); then, in a network's order, the first instance's forward on ``X``, the second's on ``-X`` (another input
+    of the same shape: another ReLU mask), the first's backward, the second's backward, and only then each one's
+    ``grads`` are read. Every output, dX and gradient must equal its reference's. State kept on the class rather
+    than the instance (``params = {}`` as a class attribute filled in ``__init__``, ``Linear.X = X``, ``ReLU.mask
+    = ...``: Python's shared mutable class attribute) passes every test of one instance and breaks the second layer
+    of any network (redteam43 F2: three such layers scored full marks).
+
+    Parameters
+    ----------
+    layers : sequence of two layers
+        Two instances of the student's class, built with the same arguments (``student.layer(...)`` twice).
+    X : ndarray, shape (N, ...)
+        The first instance's input; the second gets ``-X``.
+    references : sequence of two layers
+        Two instances of the reference class built with the same arguments.
+    points : float, default 1.0
+        The part's weight.
+    seed : int, default 0
+        Seed of the first instance's parameters and of the upstream gradients.
+
+    Returns
+    -------
+    Verdict
+        One part; failing with the first wrong array named ("the first instance's dX: ...").
+
+    Raises
+    ------
+    StudentCodeError
+        A forward or backward raised, or returned a non-array.
+    GradingTestError
+        Not two layers and two references.
+    """
+    if len(layers) != 2 or len(references) != 2:
+        raise GradingTestError(f"grade.instances_apart takes two layers and two references; got {len(layers)} and "
+                               f"{len(references)}.")
+    xs = [np.array(X, dtype=np.float64), -np.array(X, dtype=np.float64)]
+    owner = type(layers[0]).__name__
+    for i, (lay, ref) in enumerate(zip(layers, references)):
+        evaluation_point(lay, ref, seed=seed + i, xs=[xs[i].copy()])
+    theirs, ours = _in_turn(layers, xs, seed, owner), _in_turn(references, xs, seed, "the reference", False)
+    which = ("first", "second")
+    wrong = _wrong_values({f"the {which[i]} instance's {k}": (theirs[i][k], v) for i in range(2)
+                           for k, v in ours[i].items()}, len(xs[0]))
+    if not wrong:
+        return Verdict([Part("instances apart", points, True)])
+    evaluation_point(layers[0], references[0], seed=seed, xs=[xs[0].copy()])  # the first alone: is it sharing?
+    alone = _in_turn(layers[:1], xs[:1], seed, owner)[0]
+    if _wrong_values({f"the first instance's {k}": (alone[k], v) for k, v in ours[0].items()}, len(xs[0])):
+        return Verdict([Part("instances apart", points, False, _wrong_message(wrong))])
+    return Verdict([Part("instances apart", points, False, (
+        f"two {owner} instances used in turn, as in a network (forward of the first, forward of the second, "
+        f"backward of the first, backward of the second), do not each give their own results: {wrong[0][1]}. The "
+        f"first matches when used alone, so the instances share state: keep every array on self (self.params = {{}} in "
+        f"__init__, not params = {{}} in the class body; self.X = X, not {owner}.X = X)."))])
+
+
+def _in_turn(layers: Sequence[Any], xs: list[np.ndarray], seed: int, owner: str,
+             student: bool = True) -> list[dict[str, np.ndarray]]:
+    """:func:`instances_apart`'s calls on two layers in a network's order: ``[{"Y", "dX", "d<param>"...}]``, each
+    instance's ``grads`` read after both backwards."""
+    outs = [V.check_output(lay.forward(x.copy(), training=False) if student else forward_in_mode(lay, [x.copy()], False),
+                           owner=owner, tensor="Y", expected_shape=None, produced_by="forward(X)")
+            for lay, x in zip(layers, xs)]
+    dys = [upstream_draw(probe_rng(seed + 7 + i), y.shape) for i, y in enumerate(outs)]
+    dxs = [V.check_output(lay.backward(dy.copy()), owner=owner, tensor="dX", expected_shape=x.shape,
+                          produced_by="backward(dY)") for lay, dy, x in zip(layers, dys, xs)]
+    res = []
+    for lay, y, dx in zip(layers, outs, dxs):
+        params = V.layer_params(lay, owner)
+        grads = V.check_grads(lay, owner, params, grad_slots(lay)) if params else {}
+        res.append({"Y": y, "dX": dx, **{V.grad_name(k): g for k, g in grads.items()}})
+    return res
 
 
 def _wrong_values(pairs: Mapping[str, tuple[Any, np.ndarray]], batch_size: int | None) -> list[tuple[str, str]]:

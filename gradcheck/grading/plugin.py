@@ -866,7 +866,7 @@ def _bound(check: Any, name: str, args: tuple, kwargs: dict) -> None:
 
 
 for _name in ("layer_forward", "forward_keywords", "layer_gradients", "loss_value", "loss_gradient",
-              "backward_repeatable", "dtypes", "mini_batch_step"):
+              "backward_repeatable", "dtypes", "mini_batch_step", "instances_apart"):
     setattr(Grade, _name, _recorded(_name))
 
 

@@ -133,6 +133,11 @@ def test_hidden_linear_random_shapes(student, grade, rng, grading_seed):
         grade.layer_gradients(linear(student, d_in, d_out), rng.standard_normal((n, d_in)),
                               RefLinear(d_in, d_out), parts={"dX": 1, "dW": 1, "db": 1},
                               seed=int(rng.integers(2**31)))
+    # a network's two layers: state kept on the class (params = {} in the class body, Linear.X = X) is shared
+    grade.note(f"two instances in turn: batch {n}, in {d_in}, out {d_out} (seed {grading_seed})")
+    grade.instances_apart([linear(student, d_in, d_out), linear(student, d_in, d_out)],
+                          rng.standard_normal((n, d_in)), [RefLinear(d_in, d_out), RefLinear(d_in, d_out)],
+                          points=3, seed=int(rng.integers(2**31)))
 
 
 @pytest.mark.points(2)
@@ -144,6 +149,9 @@ def test_hidden_relu_random_shapes(student, grade, rng, grading_seed):
         grade.note(f"trial {trial}: shape {shape} (seed {grading_seed})")
         X = away_from_kinks(rng.standard_normal(shape) * rng.uniform(0.5, 3))
         grade.layer_gradients(student.layer(FILE, "ReLU"), X, RefReLU(), seed=int(rng.integers(2**31)))
+    grade.note(f"two instances in turn: shape {shape} (seed {grading_seed})")  # ReLU.mask = ...: one mask for both
+    grade.instances_apart([student.layer(FILE, "ReLU"), student.layer(FILE, "ReLU")], X, [RefReLU(), RefReLU()],
+                          seed=int(rng.integers(2**31)))
 
 
 @pytest.mark.points(2)
