@@ -32,7 +32,7 @@ from hypothesis import settings
 # fixtures/steps_itself_s33/layers.py beside fixtures/mlfs_style/layers.py (a submission: it must be named layers.py)
 collect_ignore = ["hostile", "fixtures/dlfs1", "fixtures/dlfs2", "fixtures/steps_itself_s33",
                   "fixtures/nielsen_s34",  # submissions named network.py, read by tests/test_nielsen_s34.py
-                  "fixtures/grading_28_points"]  # grading tests (the plugin's fixtures), graded by test_grading_fixd29
+                  "fixtures/grading_28_points"]  # grading tests (the plugin's fixtures) the bookkeeping tests grade
 
 # gradcheck check's sandbox when a test gives no --isolation: the process sandbox (its zygote forks a child in about
 # 0.1 s; the namespaces sandbox, check's "auto" default where bwrap works, starts in about 1 s more on this machine:
