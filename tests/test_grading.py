@@ -174,6 +174,7 @@ def test_batch_is_resumable_and_force_regrades(batch, tmp_path):
     assert {s.name: s.status for s in third.submissions}["stub"] == "graded"
 
 
+@pytest.mark.fresh_grading_child  # the path of gradcheck grade --single: a fresh python -m pytest (tests/conftest.py)
 def test_zero_score_results_exist_before_student_code_runs(tmp_path):
     sub = copy_submission(ASSIGN / "solution", tmp_path / "slow")
     (sub / "layers.py").write_text("import time\ntime.sleep(2.5)\n" + (sub / "layers.py").read_text())
