@@ -173,11 +173,12 @@ def _one_submission_forked_by_the_zygote(request, monkeypatch):
     ``run_here``, ``runner._run_child``) gets its child pytest from the grading zygote, as each submission of a batch
     does (:mod:`gradcheck.grading.zygote`: forked from a process that imported numpy, pytest and gradcheck once),
     instead of a fresh ``python -m pytest`` (:func:`gradcheck.grading.runner._pytest_child`): about 1 CPU-s of
-    start-up less per grading, over about 60 gradings (session 43). What the child runs, its session, its limits,
-    its sandbox and the runner's reading of its end are the same; what differs is only the process start, which the
-    tests that run ``gradcheck grade`` as a command keep (tests/test_grading.py's ``python -m gradcheck grade``,
-    test_grading_sigterm, test_grading_signals_s14, test_grading_child_sigint_s33: the fresh child and its SIGINT).
-    A test marked ``fresh_grading_child`` gets the fresh ``python -m pytest``."""
+    start-up less per grading (session 43: the 35 test files with such gradings, 330 -> 272 CPU-s at -n 0). What the
+    child runs, its session, its limits, its sandbox and the runner's reading of its end are the same; what differs is
+    only the process start, which the tests that run ``gradcheck grade`` as a command keep (tests/test_grading.py's
+    ``python -m gradcheck grade``, test_grading_sigterm, test_grading_signals_s14, test_grading_child_sigint_s33: the
+    fresh child and its SIGINT). A test marked ``fresh_grading_child`` gets the fresh ``python -m pytest`` in process
+    (test_grading's zero-results-before-the-student's-code test)."""
     if request.node.get_closest_marker("fresh_grading_child") is None:
         from gradcheck.grading import runner, zygote
 
