@@ -31,7 +31,8 @@ from hypothesis import settings
 # which --doctest-modules would import under one name (an import-path mismatch) and which hold no doctests; so is
 # fixtures/steps_itself_s33/layers.py beside fixtures/mlfs_style/layers.py (a submission: it must be named layers.py)
 collect_ignore = ["hostile", "fixtures/dlfs1", "fixtures/dlfs2", "fixtures/steps_itself_s33",
-                  "fixtures/nielsen_s34"]  # submissions named network.py, read by tests/test_nielsen_s34.py
+                  "fixtures/nielsen_s34",  # submissions named network.py, read by tests/test_nielsen_s34.py
+                  "fixtures/grading_28_points"]  # grading tests (the plugin's fixtures) the bookkeeping tests grade
 
 # gradcheck check's sandbox when a test gives no --isolation: the process sandbox (its zygote forks a child in about
 # 0.1 s; the namespaces sandbox, check's "auto" default where bwrap works, starts in about 1 s more on this machine:
@@ -164,6 +165,32 @@ def _warm_grading_bytecode(cache: Path) -> subprocess.Popen | None:
                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     except OSError:
         return None
+
+
+@pytest.fixture(autouse=True)
+def _one_submission_forked_by_the_zygote(request, monkeypatch):
+    """A submission graded alone in this process (``grade_submission``, ``gradcheck grade --single`` through
+    ``run_here``, ``runner._run_child``) gets its child pytest from the grading zygote, as each submission of a batch
+    does (:mod:`gradcheck.grading.zygote`: forked from a process that imported numpy, pytest and gradcheck once),
+    instead of a fresh ``python -m pytest`` (:func:`gradcheck.grading.runner._pytest_child`): about 1 CPU-s of
+    start-up less per grading (session 43: the 35 test files with such gradings, 330 -> 272 CPU-s at -n 0). What the
+    child runs, its session, its limits, its sandbox and the runner's reading of its end are the same; what differs is
+    only the process start, which the tests that run ``gradcheck grade`` as a command keep (tests/test_grading.py's
+    ``python -m gradcheck grade``, test_grading_sigterm, test_grading_signals_s14, test_grading_child_sigint_s33: the
+    fresh child and its SIGINT). A test marked ``fresh_grading_child`` gets the fresh ``python -m pytest`` in process
+    (test_grading's zero-results-before-the-student's-code test)."""
+    if request.node.get_closest_marker("fresh_grading_child") is None:
+        from gradcheck.grading import runner, zygote
+
+        fresh = runner._pytest_child
+
+        def forked(args: list, cwd: Path, env: dict):
+            z = zygote.shared(runner._child_env())  # (started as a batch starts it: env holds this grading's TMPDIR)
+            kid = z and zygote.spawn(z, args, str(cwd), str(Path(cwd).parent / "pytest.log"), env)
+            return kid or fresh(args, cwd, env)
+
+        monkeypatch.setattr(runner, "_pytest_child", forked)
+    yield
 
 
 _TESTS = Path(__file__).resolve().parent

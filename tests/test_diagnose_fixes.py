@@ -3,15 +3,13 @@ weight the wrong way round for a non-square W, a CS231n pair's gradients returne
 a built-in layer's error called the student's, and the grader's "how to reproduce" line."""
 
 import json
-import os
 import shlex
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 from buggy_layers import diagnose, first_code
+from test_cli import run_here
 
 import manualprop as mp
 from gradcheck import _adapters
@@ -141,8 +139,6 @@ def test_zoo_dropout_with_a_held_mask_is_not_probed_on_a_batch_of_another_size()
 def _run_printed(cmd: str, folder: Path):
     """The ``gradcheck check ...`` line ``cmd`` run as printed in ``folder``, in this process (``test_cli.run_here``:
     the same parser, checks and report as the console script, whose own start is test_cli's)."""
-    from test_cli import run_here
-
     argv = shlex.split(cmd)
     assert argv[0] == "gradcheck", cmd
     return run_here(*argv[1:], cwd=folder)
@@ -176,9 +172,7 @@ def test_grading_results_tell_the_student_how_to_reproduce(tmp_path):
     sub = tmp_path / "sub"
     sub.mkdir()
     (sub / "layers.py").write_text((ASSIGN / "mutants" / "db_mean" / "layers.py").read_text())
-    p = subprocess.run([sys.executable, "-m", "gradcheck", "grade", str(sub), "--tests", str(ASSIGN / "tests"),
-                        "--out", str(tmp_path / "out")], cwd=ROOT, capture_output=True, text=True, timeout=900,
-                       env={**os.environ, "MPLBACKEND": "Agg"})
+    p = run_here("grade", sub, "--tests", ASSIGN / "tests", "--out", tmp_path / "out")
     assert p.returncode == 0, p.stdout + p.stderr
     data = json.loads(next((tmp_path / "out").rglob("results.json")).read_text())
     bad = [t for t in data["tests"] if t["status"] != "passed"]
@@ -192,9 +186,7 @@ def test_cs231n_grading_reproduce_line_has_one_shape_per_array_and_fails_the_sam
     sub = tmp_path / "sub"
     sub.mkdir()
     (sub / "layers.py").write_text((src / "mutants" / "affine_dw_transposed" / "layers.py").read_text())
-    p = subprocess.run([sys.executable, "-m", "gradcheck", "grade", str(sub), "--tests", str(src / "tests"),
-                        "--out", str(tmp_path / "out")], cwd=ROOT, capture_output=True, text=True, timeout=900,
-                       env={**os.environ, "MPLBACKEND": "Agg"})
+    p = run_here("grade", sub, "--tests", src / "tests", "--out", tmp_path / "out")
     assert p.returncode == 0, p.stdout + p.stderr
     data = json.loads(next((tmp_path / "out").rglob("results.json")).read_text())
     out = next(t["output"] for t in data["tests"] if t["name"].startswith("affine_backward"))

@@ -129,9 +129,7 @@ def test_grading_costs_only_the_wrong_shaped_tensor(tmp_path):
     (sub / "layers.py").write_text((src / "solution" / "layers.py").read_text().replace(
         "dx = (dout @ w.T).reshape(x.shape)", "dx = dout @ w.T"))
     assert "dx = dout @ w.T\n" in (sub / "layers.py").read_text()
-    p = subprocess.run([str(GRADCHECK), "grade", str(sub), "--tests", str(src / "tests"), "--out",
-                        str(tmp_path / "out")], cwd=ROOT, capture_output=True, text=True, timeout=900,
-                       env={**os.environ, "MPLBACKEND": "Agg"})
+    p = run_here("grade", sub, "--tests", src / "tests", "--out", tmp_path / "out")
     assert p.returncode == 0, p.stdout + p.stderr
     data = json.loads(next((tmp_path / "out").rglob("results.json")).read_text())
     bad = {t["name"]: t for t in data["tests"] if t["status"] != "passed"}
@@ -214,9 +212,7 @@ def test_grading_names_a_cs231n_pair_returning_dbeta_for_dgamma(tmp_path):
     text = (src / "solution" / "layers.py").read_text()
     assert "    return dx, dgamma, dbeta\n" in text
     (sub / "layers.py").write_text(text.replace("    return dx, dgamma, dbeta\n", "    return dx, dbeta, dgamma\n"))
-    p = subprocess.run([str(GRADCHECK), "grade", str(sub), "--tests", str(src / "tests"), "--out",
-                        str(tmp_path / "out")], cwd=ROOT, capture_output=True, text=True, timeout=900,
-                       env={**os.environ, "MPLBACKEND": "Agg"})
+    p = run_here("grade", sub, "--tests", src / "tests", "--out", tmp_path / "out")
     assert p.returncode == 0, p.stdout + p.stderr
     data = json.loads(next((tmp_path / "out").rglob("results.json")).read_text())
     out = next(t["output"] for t in data["tests"] if t["name"].startswith("batchnorm_backward"))

@@ -32,6 +32,9 @@ from tests.test_grading_keys_s35 import shown
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGN = ROOT / "assignments" / "linear_relu_ce"
 TESTS = ASSIGN / "tests"
+#: two tests worth the assignment's 28 points, for the tests that read statuses, scores and files, not what a check found
+#: (the assignment's eleven tests cost about 1.2 CPU-s more a grading; tests/fixtures/grading_28_points)
+BOOKKEEPING = ROOT / "tests" / "fixtures" / "grading_28_points"
 MUTANTS = json.loads((ASSIGN / "mutants" / "MUTANTS.json").read_text())
 TOTAL = 28.0
 
@@ -171,6 +174,7 @@ def test_batch_is_resumable_and_force_regrades(batch, tmp_path):
     assert {s.name: s.status for s in third.submissions}["stub"] == "graded"
 
 
+@pytest.mark.fresh_grading_child  # the path of gradcheck grade --single: a fresh python -m pytest (tests/conftest.py)
 def test_zero_score_results_exist_before_student_code_runs(tmp_path):
     sub = copy_submission(ASSIGN / "solution", tmp_path / "slow")
     (sub / "layers.py").write_text("import time\ntime.sleep(2.5)\n" + (sub / "layers.py").read_text())
@@ -595,7 +599,7 @@ def test_a_stray_script_beside_submission_folders_is_refused_as_ambiguous_and_ba
     assert "2 sub-folder(s) holding .py files (alice, bob)" in err and "--batch" in err
     assert not (out / "results.json").exists() and not (out / "gradebook.csv").exists()
     # --batch grades each folder; the loose script is listed as not a submission, without a row
-    res = grade_batch(subs, TESTS, out, workers=2, seed=3, progress=False, plot=False)
+    res = grade_batch(subs, BOOKKEEPING, out, workers=2, seed=3, progress=False, plot=False)
     by = {s.name: s for s in res.submissions}
     assert by["alice"].score == by["bob"].score == TOTAL and sorted(by) == ["alice", "bob"]
     assert list(res.not_submissions) == ["collect.py"] and "collect.py: a .py file" in res.summary()
@@ -613,7 +617,7 @@ def test_resuming_with_changed_tests_or_options_grades_every_submission_again(tm
     copy_submission(ASSIGN / "solution", subs / "alice")
     copy_submission(ASSIGN / "mutants" / next(iter(MUTANTS)), subs / "bob")
     tests = tmp_path / "tests"
-    shutil.copytree(TESTS, tests)
+    shutil.copytree(BOOKKEEPING, tests)
     out = tmp_path / "out"
     first = grade_batch(subs, tests, out, workers=2, seed=5, progress=False, plot=False)
     assert {s.status for s in first.submissions} == {"graded"} and not first.regraded_because
@@ -626,9 +630,9 @@ def test_resuming_with_changed_tests_or_options_grades_every_submission_again(tm
                                           plot=False).submissions} == {"skipped"}
     test_file = next(tests.glob("test_*.py"))
     text = test_file.read_text()
-    assert "points(2)" in text
-    # the literal points=2 of a one-check test with it (else points that contradict themselves: refused, tester21g)
-    test_file.write_text(text.replace("points(2)", "points(3)").replace("points=2", "points=3"))
+    assert text.count("points(14)") == 2  # ReLU's, the last, re-weighted (Linear's parts sum to its 14: kept)
+    head, _, tail = text.rpartition("points(14)")
+    test_file.write_text(f"{head}points(15){tail}")
     again = grade_batch(subs, tests, out, workers=2, progress=False, plot=False)
     assert {s.status for s in again.submissions} == {"graded"}
     assert again.regraded_because == ["the grading tests"]

@@ -20,6 +20,9 @@ from tests.test_grading_keys_s35 import shown
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGN = ROOT / "assignments" / "linear_relu_ce"
+#: these tests read names, statuses, scores and files: a two-test suite worth the assignment's 28 points (its own
+#: eleven tests cost about 1.2 CPU-s more a grading; tests/fixtures/grading_28_points)
+TESTS = ROOT / "tests" / "fixtures" / "grading_28_points"
 
 
 def test_a_folder_named_like_a_batch_file_gets_a_folder_of_its_own(tmp_path):
@@ -67,7 +70,7 @@ def test_a_failure_of_the_graders_own_is_a_result_not_an_exception(tmp_path):
     out = tmp_path / "out"
     (out / "results.json").mkdir(parents=True)
     (out / "results.json" / "keep").write_text("x")
-    r = grade_submission(sub, ASSIGN / "tests", out, unsafe_no_isolation=True)
+    r = grade_submission(sub, TESTS, out, unsafe_no_isolation=True)
     assert r.status == GRADER_ERROR and r.score == 0
     assert r.message.startswith("the grader failed: IsADirectoryError") or "Is a directory" in r.message
     assert "results.json could not be written" in r.message
@@ -175,12 +178,12 @@ def test_a_resumed_batch_warns_and_regrades_a_submission_whose_files_changed(tmp
     for name in ("amy", "ben"):
         (subs / name).mkdir(parents=True)
         (subs / name / "layers.py").write_text(solution)
-    first = grade_batch(subs, ASSIGN / "tests", out, workers=2, seed=0, progress=False, plot=False,
+    first = grade_batch(subs, TESTS, out, workers=2, seed=0, progress=False, plot=False,
                         unsafe_no_isolation=True)
     assert [s.score for s in first.submissions] == [28.0, 28.0] and not first.changed
     (subs / "ben" / "layers.py").write_text(solution.replace('self.grads["b"] = dY.sum(axis=0)',
                                                              'self.grads["b"] = dY.mean(axis=0)'))
-    again = grade_batch(subs, ASSIGN / "tests", out, workers=2, progress=False, plot=False, unsafe_no_isolation=True)
+    again = grade_batch(subs, TESTS, out, workers=2, progress=False, plot=False, unsafe_no_isolation=True)
     by = {s.name: s for s in again.submissions}
     assert by["amy"].status == "skipped" and by["ben"].status == "graded" and by["ben"].score < 28.0
     assert again.changed == ["ben"]
@@ -203,7 +206,7 @@ def test_a_submission_folder_whose_name_starts_with_a_dot_is_graded_and_named_in
     (subs / "__MACOSX" / "alice").mkdir(parents=True)
     (subs / "__MACOSX" / "alice" / "._layers.py").write_bytes(b"\x00\x05\x16\x07")
     assert [p.name for p in submission_folders(subs)] == [".hidden", "alice"]
-    res = grade_batch(subs, ASSIGN / "tests", tmp_path / "out", workers=1, seed=3, progress=False, plot=False,
+    res = grade_batch(subs, TESTS, tmp_path / "out", workers=1, seed=3, progress=False, plot=False,
                       unsafe_no_isolation=True)
     assert {s.name: (s.status, s.score) for s in res.submissions} == {".hidden": ("graded", 28.0),
                                                                      "alice": ("graded", 28.0)}
@@ -241,7 +244,7 @@ def test_stray_files_at_the_top_of_a_batch_are_listed_as_skipped_and_not_counted
     os.mkfifo(subs / "pipe")
     why = not_submissions(subs)
     assert sorted(why) == ["linked.py", "notes.txt", "pipe", "stray.py"]
-    res = grade_batch(subs, ASSIGN / "tests", tmp_path / "out", workers=2, seed=1, progress=False, plot=False,
+    res = grade_batch(subs, TESTS, tmp_path / "out", workers=2, seed=1, progress=False, plot=False,
                       unsafe_no_isolation=True)
     assert [(s.name, s.score) for s in res.submissions] == [("alice", 28.0), ("bob", 28.0)]
     rows = (tmp_path / "out" / "gradebook.csv").read_text().splitlines()
@@ -268,17 +271,17 @@ def test_a_zip_at_the_top_of_a_batch_is_a_submission_graded_from_its_files(tmp_p
     _zip(subs / "carol.zip", {"carol/layers.py": solution, "__MACOSX/carol/._layers.py": b"\0\5\26\7"})
     _zip(subs / "dan.ZIP", {"layers.py": solution.replace('self.grads["b"] = dY.sum(axis=0)',
                                                           'self.grads["b"] = dY.mean(axis=0)')})
-    res = grade_batch(subs, ASSIGN / "tests", out, workers=2, seed=1, progress=False, plot=False,
+    res = grade_batch(subs, TESTS, out, workers=2, seed=1, progress=False, plot=False,
                       unsafe_no_isolation=True)
     by = {s.name: s for s in res.submissions}
     assert sorted(by) == ["alice", "carol.zip", "dan.ZIP"] and not res.not_submissions
     assert by["carol.zip"].score == 28.0 and 0 < by["dan.ZIP"].score < 28.0
     data = json.loads((out / "carol.zip" / "results.json").read_text())
     assert "inside the folder `carol/`" in data["output"] and "__MACOSX" not in data["output"]
-    again = grade_batch(subs, ASSIGN / "tests", out, workers=2, progress=False, plot=False, unsafe_no_isolation=True)
+    again = grade_batch(subs, TESTS, out, workers=2, progress=False, plot=False, unsafe_no_isolation=True)
     assert {s.name: s.status for s in again.submissions} == dict.fromkeys(by, "skipped")
     _zip(subs / "dan.ZIP", {"layers.py": solution})  # a new upload: graded again
-    third = grade_batch(subs, ASSIGN / "tests", out, workers=2, progress=False, plot=False, unsafe_no_isolation=True)
+    third = grade_batch(subs, TESTS, out, workers=2, progress=False, plot=False, unsafe_no_isolation=True)
     assert third.changed == ["dan.ZIP"] and {s.name: s.score for s in third.submissions}["dan.ZIP"] == 28.0
 
 
@@ -336,7 +339,7 @@ def test_a_zip_the_grader_refuses_is_a_zero_row_saying_why(tmp_path):
     (subs / "alice" / "layers.py").write_text((ASSIGN / "solution" / "layers.py").read_text())
     _zip(subs / "eve.zip", {"layers.py": (ASSIGN / "solution" / "layers.py").read_text()},
          links=[("notes.py", "../../alice/layers.py")])
-    res = grade_batch(subs, ASSIGN / "tests", tmp_path / "out", workers=1, seed=1, progress=False, plot=False,
+    res = grade_batch(subs, TESTS, tmp_path / "out", workers=1, seed=1, progress=False, plot=False,
                       unsafe_no_isolation=True)
     eve = {s.name: s for s in res.submissions}["eve.zip"]
     assert (eve.status, eve.score, eve.max_score) == ("refused", 0.0, 28.0)
@@ -361,7 +364,7 @@ def test_an_archive_other_than_zip_is_a_zero_row_saying_why(tmp_path):
     with tarfile.open(subs / "dave.tar.gz", "w:gz") as tar:
         tar.add(subs / "alice" / "layers.py", arcname="layers.py")
     assert "dave.tar.gz" not in not_submissions(subs)
-    res = grade_batch(subs, ASSIGN / "tests", tmp_path / "out", workers=1, seed=1, progress=False, plot=False,
+    res = grade_batch(subs, TESTS, tmp_path / "out", workers=1, seed=1, progress=False, plot=False,
                       unsafe_no_isolation=True)
     dave = {s.name: s for s in res.submissions}["dave.tar.gz"]
     assert (dave.status, dave.score, dave.max_score) == ("refused", 0.0, 28.0)
