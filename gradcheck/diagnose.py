@@ -6178,6 +6178,20 @@ def _tensor_signature(L: _Layer, t, m, n, c, res: CheckResult) -> Finding:
     return found if own is None or found.code != "wrong-values" else _worst_element(t, m, n, res.rtol, own)
 
 
+def _zero_why(L: _Layer, t: str, key: str, n: Any) -> Finding | None:
+    """An all-zero gradient ``t``'s finding told more closely than "backward never computes it", or None: stored
+    under a near name (:func:`_misspelt_slot`), or a batch of one (a loop over ``range(N - 1)``)."""
+    if (why := _misspelt_slot(L, key, n)) is not None:
+        return _find("zero", t, what=" is", why=why)  # newuser42 F4: the gradient stored as self.dw, read as self.dW
+    if L.n_batch == 1:
+        what = "[0], the gradient of sample 0 (the batch's only sample), is" if key.startswith("@") else " is"
+        return _find("zero", t, what=what, why="with a batch of one, a loop over the samples that "
+                     "misses one (range(N - 1), which runs no iteration when N = 1) leaves it zero, "
+                     f"and so does a backward that never computes {t}; loop over range(N), and check "
+                     "with a batch of at least 2")
+    return None
+
+
 def _misspelt_slot(L: _Layer, key: str, n: Any) -> str | None:
     """Why an attribute-style layer's parameter gradient is all zeros when backward stored that gradient under
     another, near name (newuser42 F4: ``self.dw = X.T @ dY`` beside ``__init__``'s ``self.dW = zeros``, diagnosed
@@ -6260,14 +6274,8 @@ def layer_signature(L: _Layer, t: str, m: Any, n: Any, rtol: float, atol: float,
         else None  # {}: the factor follows the batch (a 1/batch proven); None: not told
     if told:
         f = _find("factor", t, **told)  # tester21s M2: SquaredReLU's missing 2 at a batch of 2 was "an extra 1/batch"
-    if f is not None and f.code == "zero" and L.n_batch == 1:
-        what = "[0], the gradient of sample 0 (the batch's only sample), is" if key.startswith("@") else " is"
-        f = _find("zero", t, what=what, why="with a batch of one, a loop over the samples that "
-                  "misses one (range(N - 1), which runs no iteration when N = 1) leaves it zero, "
-                  f"and so does a backward that never computes {t}; loop over range(N), and check "
-                  "with a batch of at least 2")
-    if f is not None and f.code == "zero" and (why := _misspelt_slot(L, key, n0)) is not None:
-        f = _find("zero", t, what=" is", why=why)  # newuser42 F4: the gradient stored as self.dw, read as self.dW
+    if f is not None and f.code == "zero":
+        f = _zero_why(L, t, key, n0) or f
     if f is not None and f.code == "factor" and (g := _time_or_area(L, key, m, n, n0)) is not None:
         f = _find(g[0], t, **g[1])  # tester18s L5: temporal_affine's db / T, average pooling's 1/area missing
     if f is not None and f.code in ("factor-batch", "factor-inverse-batch") and (g := _sqrt_d(L, m, n)) \
