@@ -1526,8 +1526,14 @@ def _together_stats(outs: Sequence[Any], draws: Sequence[np.ndarray]) -> tuple[n
     mask and only add spread (verify42b F14: a model Linear -> ReLU -> dropout with one keep per example, about half
     of its (6, 4) outputs zero at every draw, kept its points at half the seeds)."""
     live = np.any([np.asarray(r) != 0 for r in draws], axis=0)
-    return (np.array([_pairs_together(o, live) for o in outs]), np.array([_pairs_together(r, live) for r in draws]),
-            live)
+    return np.array([_kept_stats(o, live) for o in outs]), np.array([_kept_stats(r, live) for r in draws]), live
+
+
+def _kept_stats(y: np.ndarray, live: np.ndarray) -> np.ndarray:
+    """``[pairs in rows, pairs in columns, entries kept]`` of ``y`` over the ``live`` entries: :func:`_pairs_together`
+    and how many live entries ``y`` keeps (a model whose dropout is left out keeps them all: its pairs are all
+    together, and the share says so first)."""
+    return np.append(_pairs_together(y, live), np.count_nonzero((np.asarray(y) != 0) & np.asarray(live)))
 
 
 def _together_suspect(outs: Sequence[Any], draws: Sequence[np.ndarray]) -> bool:
@@ -1558,11 +1564,19 @@ def _together_off(outs: Sequence[Any], draw: Callable[[], np.ndarray], draws: Se
         return None
     mine, theirs, live = _together_stats(outs, draws)
     if np.any(_mean_off(mine.mean(axis=0), theirs, 0.0, 0, len(mine)) > 0):
-        theirs = np.concatenate([theirs, [_pairs_together(draw(), live) for _ in range(REFERENCE_MORE)]])
+        theirs = np.concatenate([theirs, [_kept_stats(draw(), live) for _ in range(REFERENCE_MORE)]])
     off = _mean_off(mine.mean(axis=0), theirs, 0.0, RARE_CALLS if len(theirs) > len(draws) else 0, len(mine))
     if not np.any(off > 0):
         return None
-    axis = int(np.argmax(off))
+    if off[2] > 0:  # the share of the live entries kept first
+        a, b = mine.mean(axis=0)[2] / live.sum(), theirs.mean(axis=0)[2] / live.sum()
+        return (f"in training mode, {cname}'s outputs of this test's input keep {a:.1%} of the entries {ref_name} "
+                f"keeps at some draw, over {len(mine)} training forwards (each a new draw), where {ref_name} keeps "
+                f"{b:.1%} over {len(theirs)} draws (more than {SIGMAS:g} standard errors apart): " + (
+                    "no entry is dropped (is the dropout applied in training mode?)" if a == 1 else
+                    "the share of entries kept is not the reference's (p read as the probability of keeping an "
+                    "entry?)") + ". Inverted dropout drops each entry with probability p")
+    axis = int(np.argmax(off[:2]))
     on = live.reshape(len(live), -1)
     m = on.sum(axis=1 - axis)  # the live entries of each row (axis 0) or column (axis 1)
     pairs = float(np.sum(m * (m - 1))) / 2
