@@ -386,7 +386,10 @@ def own_gradients(layer: Any, copy: Any, inputs: list[np.ndarray], training: boo
         calls = [Call(x, owner, [np.array(a, dtype=np.float64 if x is copy and np.asarray(a).dtype.kind == "f"
                                           else None, copy=True) for a in inputs], names, x.params, bool(training))
                  for x in (layer, copy)]  # the copy given their values in float64 (review30 DTYPE_X_FLOAT64)
-        ys = [(draws(c.layer), c.forward(*c.inputs))[1] for c in calls]
+        draws(layer)
+        raw = calls[0]._run(*calls[0].inputs)  # forward as Call.forward runs it, its dtype read before validation
+        why["y_dtype"] = np.asarray(raw).dtype.name  # (float64 from a float32 X beside float64 weights)
+        ys = [calls[0]._validated(raw), (draws(copy), calls[1].forward(*calls[1].inputs))[1]]
         if ys[0].shape != ys[1].shape or not close(ys[0], ys[1], tol, tol * float(np.max(np.abs(ys[1]), initial=0.0))):
             draws(layer)
             again = calls[0].forward(*[np.array(a, copy=True) for a in inputs])

@@ -531,11 +531,11 @@ def _in_float64(args, label: str, layer, diag, check, shape=None):
     try:
         with args.load_edited(texts) as edited:
             other = check(edited)
-            own = _own_float32(args, layer, edited, other, cls, low, shape)
+            own = _own_float32(args, layer, edited, other, cls, low, shape, seen := {})
     except Exception as exc:  # noqa: BLE001 - the copy is a probe: if it cannot run, the diagnosis stays, said so
         _copy_failed(diag, f"{cls}'s float32 code on a float64 copy of its files", texts, exc)
         return diag, {}
-    fields = {"cls": cls, "where": where_words(places), **_precision(low)}
+    fields = {"cls": cls, "where": where_words(places), **_precision(low), **_computes(cls, low, where_words(places), layer, seen)}
     if low_y(other) is not None:
         diag.findings = [f for f in diag.findings if f.code != "float32"] + [_find("float32-kept", "Y", **fields)]
         diag.error = NotCheckedError(f"{cls}'s forward returns {low} (see the diagnosis)")
@@ -596,7 +596,26 @@ def _downcast_where(diag, path: str, cls: str, files, layer) -> None:
 def _as_given(low: str) -> str:
     """Where a float64 copy with no float32 dtype declared differs from the code: its files as they are, given float64
     where ``--dtype low`` gave its inputs and ``--init`` arrays (the "float64-copy" note's place)."""
-    return f"no float32 dtype declared; the copy given float64 in place of --dtype {low}'s inputs and --init weights"
+    declared = "float16 or float32" if low == "float16" else "float32"
+    return f"no {declared} dtype declared; the copy given float64 in place of --dtype {low}'s inputs and --init weights"
+
+
+def _computes(cls: str, low: str, where: str, layer: Any = None, seen: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The "float64-copy" note's fields that say what ran in ``low``: ``computes`` (the layer computes in ``low``, or,
+    where its own run on ``low`` inputs returned float64 (``seen["y_dtype"]``, :func:`_own_float32`), that its float64
+    weights promote its arithmetic to float64, numpy's type promotion, so only its inputs were ``low``; newuser42 F2:
+    "Dense computes in float16" was said of a float16 X @ a float64 W, which is float64), ``what`` (its forward, or
+    its inputs, which cannot hold the step) and ``ints`` (the integers ``low`` cannot hold: above 2**24 in float32,
+    2**11 in float16); ``where`` the note's place words (:func:`gradcheck._float64_copy.where_words`)."""
+    ints = ("integers above 2048 that float16 cannot hold (float32 holds them to 2**24)" if low == "float16" else
+            "integer ids above 2**24 that float32 cannot hold")
+    if (seen or {}).get("y_dtype") != "float64":
+        return {"computes": f"{cls} computes in {low} ({where})", "what": "forward", "ints": ints}
+    params = getattr(layer, "params", None)
+    why = ("its float64 weights promote the arithmetic (numpy's type promotion)" if isinstance(params, Mapping) and any(
+        isinstance(v, np.ndarray) and v.dtype == np.float64 for v in params.values()) else "it computes in float64")
+    return {"computes": f"{cls}'s output is float64 for {low} inputs: {why}, so only its inputs were {low} "
+                        f"({where})", "what": "input", "ints": ints}
 
 
 def _init_lists(args) -> bool:
@@ -627,7 +646,7 @@ def _copy_failed(diag, what: str, where, exc: BaseException) -> None:
     diag.findings.append(_find("copy-failed", what=what, where=names, why=why, severity="info"))
 
 
-def _own_float32(args, layer, edited, other, cls: str, low: str, shape) -> tuple[str, list]:
+def _own_float32(args, layer, edited, other, cls: str, low: str, shape, seen: dict | None = None) -> tuple[str, list]:
     """The float32 ``layer``'s own backward against its float64 copy's (``edited``, whose diagnosis is ``other``) on
     the same inputs and parameters (:func:`gradcheck._float64_copy.own_gradients`; redteam28 F5: a backward branch
     taken only in float32, ``if self.W.itemsize == 4``, never ran in the copy), in every mode the check runs backward
@@ -638,7 +657,7 @@ def _own_float32(args, layer, edited, other, cls: str, low: str, shape) -> tuple
     not the verdict (review29 F32_FWD_DIFFERS): a forward that differs from the copy's, the same at each run, is a
     "float32-forward" FAIL (the copy does not stand for the code); a random forward that cannot be run from the copy's
     draws, other parameters, or a run that raised is NOT CHECKED ("float32-not-compared", exit 3, set on
-    ``other``)."""
+    ``other``). ``seen`` (a dict) receives ``y_dtype``, the dtype of the original's output on its own inputs."""
     from ._float64_copy import low_tolerance, own_differences, own_gradients
 
     if not other.passed:
@@ -653,6 +672,8 @@ def _own_float32(args, layer, edited, other, cls: str, low: str, shape) -> tuple
                                 training, cls, tol, args.seed, why)
         except Exception as exc:  # noqa: BLE001 - the original's own run is a probe: what stopped it is said
             got, why = None, {"kind": "raised", "exc": exc}
+        if seen is not None and "y_dtype" in why:
+            seen["y_dtype"] = why["y_dtype"]
         if got is None:
             return "", _not_compared(other, why, cls, low, tol)
         where = f"in {mode_label(layer, bool(training))} mode, " if len(modes) > 1 else ""
@@ -1214,7 +1235,8 @@ def _pass_verdict(diag, cname: str, unchecked, color: bool, zero=()) -> int | No
     sampled += _directional_words(res)
     within = f"within rtol={res.rtol:g}, {res.atol_words()}{large}"
     copy = next((f for f in diag.findings if f.code == "float64-copy"), None)  # its note names the low dtype
-    low = "float16" if copy is not None and " computes in float16 " in copy.message else "float32"
+    low = "float16" if copy is not None and re.search(r"(computes in|is float64 for) float16 ", copy.message) \
+        else "float32"
     f64 = f" (its {low} code checked on a float64 copy: see the note)" if copy is not None else ""
     print(colorize(f"\nPASS: {cname}{f64}: {what} {within}{left}{sampled}.", color))
     return EXIT_PASS
@@ -2567,7 +2589,7 @@ def _low_verdict(cname: str, found: Finding, color: bool) -> int:
 def _loss_note(cname: str, where: str, low: str, own: str) -> str:
     """The "float64-copy" note of a loss checked on its float64 copy, ending with ``own``."""
     return "note: " + _find("float64-copy", None, severity="info", cls=cname, where=where, own=own,
-                            **_precision(low)).sentence()
+                            **_precision(low), **_computes(cname, low, where)).sentence()
 
 
 def _check_loss_at(args, loss, label: str, init: dict[str, Any], shape, how: str = "", own=None) -> int:

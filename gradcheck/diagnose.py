@@ -291,12 +291,12 @@ DIAGNOSES: dict[str, Record] = {
     "float32": Record("precision lost", "{what} {dtype} for {given} " + _LOST + "{dlfs}", lesson=_NUM),
     # float32 code checked on its float64 copy (gradcheck._float64_copy; tester25s, session 26)
     "float64-copy": Record(
-        "checked in float64", "{cls} computes in {dtype} ({where}): central differences of a {dtype} forward are "
+        "checked in float64", "{computes}: central differences of a {dtype} {what} are "
         "noise far above the 1e-6 tolerance ({dtype} keeps about {digits} significant digits), so, as "
         "torch.autograd.gradcheck asks for double precision, {cls} was checked on a copy of its files with those "
         "dtypes written float64 (your files and layer are untouched). This checks its formulas (forward and "
         "backward as written); it does not check what {dtype} itself does in training: its round-off (eps {eps}), "
-        "overflow or underflow that float64 does not have, integer ids above 2**24 that float32 cannot hold{own}"),
+        "overflow or underflow that float64 does not have, {ints}{own}"),
     "copy-failed": Record(
         "edited copy failed", "{what} could not be checked: its copy ({where}) raised {why}, so the verdict is the "
         "original code's"),
@@ -6173,6 +6173,54 @@ def _tensor_signature(L: _Layer, t, m, n, c, res: CheckResult) -> Finding:
     return found if own is None or found.code != "wrong-values" else _worst_element(t, m, n, res.rtol, own)
 
 
+def _zero_why(L: _Layer, t: str, key: str, n: Any) -> Finding | None:
+    """An all-zero gradient ``t``'s finding told more closely than "backward never computes it", or None: stored
+    under a near name (:func:`_misspelt_slot`), or a batch of one (a loop over ``range(N - 1)``)."""
+    if (why := _misspelt_slot(L, key, n)) is not None:
+        return _find("zero", t, what=" is", why=why)  # newuser42 F4: the gradient stored as self.dw, read as self.dW
+    if L.n_batch == 1:
+        what = "[0], the gradient of sample 0 (the batch's only sample), is" if key.startswith("@") else " is"
+        return _find("zero", t, what=what, why="with a batch of one, a loop over the samples that "
+                     "misses one (range(N - 1), which runs no iteration when N = 1) leaves it zero, "
+                     f"and so does a backward that never computes {t}; loop over range(N), and check "
+                     "with a batch of at least 2")
+    return None
+
+
+def _misspelt_slot(L: _Layer, key: str, n: Any) -> str | None:
+    """Why an attribute-style layer's parameter gradient is all zeros when backward stored that gradient under
+    another, near name (newuser42 F4: ``self.dw = X.T @ dY`` beside ``__init__``'s ``self.dW = zeros``, diagnosed
+    "backward never computes dW"): a public attribute of the layer (:func:`gradcheck._adapters.state_values`, in the
+    sandbox's child for a sandboxed layer) whose name is the slot's but for case and underscores (or within one letter
+    of it, :func:`difflib.get_close_matches` at 0.8), a nonzero array of the gradient's shape, said equal to the
+    numerical gradient ``n`` where it is by the one rule. None otherwise."""
+    import difflib
+
+    slot = L.slots.get(key, "")
+    try:
+        attrs = adapter_call(L.layer, "state_values") if slot.startswith("self.") and L.layer is not None else None
+    except Exception:  # noqa: BLE001 - attributes that cannot be read: no claim
+        attrs = None
+    if not isinstance(attrs, dict):
+        return None
+    name, shape = slot[len("self."):], np.shape(n)
+
+    def folded(a: str) -> str:
+        return a.lower().replace("_", "")
+
+    near = [a for a, v in attrs.items() if a != name and isinstance(v, np.ndarray) and v.shape == shape
+            and np.any(v != 0)
+            and (folded(a) == folded(name) or difflib.get_close_matches(folded(a), [folded(name)], 1, 0.8))]
+    if not near:
+        return None
+    ok = np.isfinite(np.asarray(n, dtype=np.float64))
+    same = [a for a in near if close(np.where(ok, attrs[a], 0), np.where(ok, n, 0), 1e-6, ATOL_FLOOR)]
+    a = (same or near)[0]
+    held = f"equal to {key}'s gradient by central differences" if same else f"an array of {slot}'s shape"
+    return (f"backward stores self.{a} ({held}), while {slot}, which is read as {key}'s gradient, stays as it was "
+            f"(zeros from __init__?): a misspelt name? Store the gradient in {slot}")
+
+
 def layer_signature(L: _Layer, t: str, m: Any, n: Any, rtol: float, atol: float, *, part: Mapping | None = None,
                     alternatives: Mapping[str, Any] | None = None, spent: Callable[[], bool] | None = None) -> Finding:
     """One wrong gradient ``t``'s finding: :func:`name_signature`, refined, then :data:`_DETECTORS`, else the worst
@@ -6221,12 +6269,8 @@ def layer_signature(L: _Layer, t: str, m: Any, n: Any, rtol: float, atol: float,
         else None  # {}: the factor follows the batch (a 1/batch proven); None: not told
     if told:
         f = _find("factor", t, **told)  # tester21s M2: SquaredReLU's missing 2 at a batch of 2 was "an extra 1/batch"
-    if f is not None and f.code == "zero" and L.n_batch == 1:
-        what = "[0], the gradient of sample 0 (the batch's only sample), is" if key.startswith("@") else " is"
-        f = _find("zero", t, what=what, why="with a batch of one, a loop over the samples that "
-                  "misses one (range(N - 1), which runs no iteration when N = 1) leaves it zero, "
-                  f"and so does a backward that never computes {t}; loop over range(N), and check "
-                  "with a batch of at least 2")
+    if f is not None and f.code == "zero":
+        f = _zero_why(L, t, key, n0) or f
     if f is not None and f.code == "factor" and (g := _time_or_area(L, key, m, n, n0)) is not None:
         f = _find(g[0], t, **g[1])  # tester18s L5: temporal_affine's db / T, average pooling's 1/area missing
     if f is not None and f.code in ("factor-batch", "factor-inverse-batch") and (g := _sqrt_d(L, m, n)) \

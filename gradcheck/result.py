@@ -307,8 +307,9 @@ def _footnotes(results: Sequence[CheckResult]) -> list[str]:
             if c is not None and c.extrapolated:
                 lines.append(wrap(f"{r.name} {rec.tensor}: {c.extrapolated} element(s) differ from the central "
                                   "difference C at the step h = eps*max(1, |x|) by more than the tolerance but agree "
-                                  "with Richardson's extrapolation (4 C(h/2) - C(h)) / 3 from the steps h, h/2 and h/4, "
-                                  "which converged: there the difference was the step's truncation error, "
+                                  "with Richardson's extrapolation (4 C(h/2) - C(h)) / 3 from the steps h, h/2 and h/4 (or "
+                                  "from a quarter of h, a sixteenth, ..., where the differences still shrank as h^2 "
+                                  "does), which converged: there the difference was the step's truncation error, "
                                   "h^2 |f'''|/6, not the gradient's, and the extrapolation is compared instead."))
     missing = {r.name: r.twin_note.removeprefix("no class ") for r in results if r.twin_note.startswith("no class ")}
     if missing:

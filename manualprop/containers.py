@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -271,29 +272,59 @@ class Sequential:
                 out.append(v)
         return out
 
+    def _within(self) -> list:
+        """Every layer inside, once each, depth first in layer order (a nested container's layers before the
+        layers after it, as :attr:`params`' keys list their weights: ``0.*``, ``1.0.*``, ``2.*``)."""
+        found, out = {id(self)}, []
+
+        def walk(container):
+            for layer in container.layers:
+                if id(layer) not in found:
+                    found.add(id(layer))
+                    out.append(layer)
+                    if isinstance(layer, Sequential):
+                        walk(layer)
+
+        walk(self)
+        return out
+
     def _states(self) -> list:
         """``(layer, name)`` of every state array (a BatchNorm's ``running_mean`` and ``running_var``: its
-        ``_state_names``) of the layers, nested containers' too, in autoprop's order (its ``_layers_within``)."""
-        found, stack = {id(self): self}, [self]
-        while stack:
-            for layer in stack.pop().layers:
-                if id(layer) not in found:
-                    found[id(layer)] = layer
-                    if isinstance(layer, Sequential):
-                        stack.append(layer)
-        del found[id(self)]
-        return [(layer, n) for layer in found.values() for n in getattr(layer, "_state_names", ())]
+        ``_state_names``) of the layers, in :meth:`_within`'s order, as autoprop lists them (verify42b F15:
+        ``Sequential([BN_a, Sequential([BN_b]), BN_c])`` listed BN_c's before BN_b's)."""
+        return [(layer, n) for layer in self._within() for n in getattr(layer, "_state_names", ())]
+
+    def _undeclared_states(self) -> list:
+        """``"Class.name"`` of the array attributes of the layers named as running statistics (``running_*``,
+        ``moving_*``) that no ``_state_names`` declares: :meth:`get_weights` does not copy them (verify42b F13)."""
+        return [f"{type(layer).__name__}.{k}" for layer in self._within() for k, v in vars(layer).items()
+                if k.startswith(("running_", "moving_")) and isinstance(v, np.ndarray)
+                and k not in getattr(layer, "_state_names", ())]
 
     def get_weights(self) -> list:
         """Keras's ``get_weights``, as autoprop's: copies of :attr:`weights`, then of the state arrays (a
         ``BatchNorm1D``'s or ``BatchNorm2D``'s ``running_mean`` and ``running_var``), so that
-        ``b.set_weights(a.get_weights())`` copies ``a``'s inference output too.
+        ``b.set_weights(a.get_weights())`` copies ``a``'s inference output too. The state arrays are those each
+        layer names in its class attribute ``_state_names`` (``BatchNorm1D._state_names = ("running_mean",
+        "running_var")``), listed layer by layer, depth first, as the weights; a layer of your own that keeps
+        running statistics names them there to have them copied.
 
         Returns
         -------
         list of ndarray
             Copies (a later update of the model does not change them).
+
+        Warns
+        -----
+        UserWarning
+            A layer holds an array attribute named as a running statistic (``running_*``, ``moving_*``) that its
+            ``_state_names`` does not name: it is not in the list, and ``set_weights`` leaves it as it was.
         """
+        if missed := self._undeclared_states():
+            warnings.warn(f"{type(self).__name__}.get_weights lists no {', '.join(missed)} (a state array is "
+                          "listed when its layer names it in the class attribute _state_names, as BatchNorm1D's "
+                          "_state_names = ('running_mean', 'running_var')), so set_weights will not copy it; add "
+                          "_state_names to your layer's class", UserWarning, stacklevel=2)
         return [np.array(v, copy=True) for v in self.weights] + state_values(self._states())
 
     def set_weights(self, weights) -> None:

@@ -93,7 +93,10 @@ def test_a_model_without_its_dropout_loses_its_points_though_it_refuses_the_prob
     parts = layer_gradients(NoDropout(), X, ref, training=True, seed=0).parts
     assert not any(p.passed for p in parts)  # before: all three passed
     assert "Model's output on this test's input has a mean square of" not in parts[0].message
-    assert "NoDropout's output on this test's input has a mean square of" in parts[0].message, parts[0].message
+    # session 43: the share of the entries the reference keeps at some draw tells it first, at 32 calls, where the
+    # mean square needed 256
+    assert "NoDropout's outputs of this test's input keep 100.0% of the entries" in parts[0].message, parts[0].message
+    assert "no entry is dropped" in parts[0].message, parts[0].message
 
 
 def test_a_right_model_whose_dropout_gets_only_zeros_keeps_its_points():

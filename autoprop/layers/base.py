@@ -648,15 +648,31 @@ class Layer:
 
     def _states(self):
         """``(layer, name)`` of every state array (:attr:`_state_names`) of the layer and its sub-layers,
-        in an order fixed by the architecture (the same for two models built alike)."""
-        return [(layer, n) for layer in (self, *_layers_within(self)) for n in layer._state_names]
+        depth first in the order they are held (a nested container's before the layers after it), as the
+        weights are listed: Keras's ``non_trainable_weights`` and PyTorch's ``state_dict`` order (verify42b F15:
+        ``Sequential([BN_a, Sequential([BN_b]), BN_c])`` listed BN_c's statistics before BN_b's); manualprop's
+        ``Sequential`` lists them alike."""
+        found, out = {id(self)}, []
+
+        def walk(layer):
+            out.extend((layer, n) for n in layer._state_names)
+            for _, item in _tracked(layer):
+                if isinstance(item, Layer) and id(item) not in found:
+                    found.add(id(item))
+                    walk(item)
+
+        walk(self)
+        return out
 
     def get_weights(self):
         """Keras's ``get_weights``: the values of :attr:`weights`, in its order, then those of the
         state arrays (a :class:`BatchNorm1D`'s or :class:`BatchNorm2D`'s ``running_mean`` and
         ``running_var``: PyTorch's buffers, not Variables), so that ``b.set_weights(a.get_weights())``
         copies ``a``'s inference output as well (verify41 H1; Keras's ``BatchNormalization`` keeps its
-        statistics as weights, listed among them).
+        statistics as weights, listed among them). The state arrays are those each layer names in its class
+        attribute :attr:`_state_names`, layer by layer, depth first; a layer of your own keeping running
+        statistics as arrays names them there (or keeps them as non-trainable Variables, ``add_weight(...,
+        trainable=False)``) to have them copied.
 
         Returns
         -------

@@ -1191,13 +1191,14 @@ def _expected_graded(verdict: Verdict, layer: Any, proxy: Any, xs: list[np.ndarr
 
 
 def _more_needed(todo: list[Part], mine: list[dict[str, Any]], ys: list[Any], theirs: list[dict[str, np.ndarray]],
-                 drawn: tuple[Any, np.ndarray] | None, rtol: float) -> bool:
+                 drawn: tuple[Any, np.ndarray, list[np.ndarray]] | None, rtol: float) -> bool:
     """Whether :func:`_expected_graded` makes :data:`EXPECTED_MORE` calls more: a part still passes, and the outputs'
-    mean square (:func:`_squares_suspect`) or a passing part's projection (:func:`_projected_off`) lies over
-    :data:`SUSPECT_SIGMAS` standard errors from the reference's."""
+    mean square (:func:`_squares_suspect`), the pairs of entries they keep or drop together (:func:`_together_suspect`)
+    or a passing part's projection (:func:`_projected_off`) lies over :data:`SUSPECT_SIGMAS` standard errors from the
+    reference's."""
     if not any(p.passed for p in todo):
         return False
-    return drawn is not None and _squares_suspect(ys, drawn[1], rtol) or any(
+    return drawn is not None and (_squares_suspect(ys, drawn[1], rtol) or _together_suspect(ys, drawn[2])) or any(
         p.passed and _projected_off(p.name, mine, theirs, rtol, SUSPECT_SIGMAS) > 0 for p in todo)
 
 
@@ -1303,17 +1304,19 @@ def _projected_scale(name: str, mine: list[Mapping[str, Any]], theirs: list[Mapp
 REFERENCE_MORE, RARE_CALLS = 1600, 1
 
 
-def _mean_off(mean: np.ndarray, ref: np.ndarray, rtol: float, rare: int, n: int = EXPECTED_CALLS) -> np.ndarray:
+def _mean_off(mean: np.ndarray, ref: np.ndarray, rtol: float, rare: int, n: int = EXPECTED_CALLS,
+              sigmas: float | None = None) -> np.ndarray:
     """How far (positive: too far) the student's ``mean`` over ``n`` calls lies from the mean of the
-    reference's draws ``ref`` (stacked on axis 0), each entry: :data:`~gradcheck._random_mean.SIGMAS` standard errors
-    of the difference (each draw's spread read from ``ref``) plus the tolerances, plus ``rare`` calls' worth of the
-    reference's range."""
+    reference's draws ``ref`` (stacked on axis 0), each entry: ``sigmas`` (None:
+    :data:`~gradcheck._random_mean.SIGMAS`) standard errors of the difference (each draw's spread read from ``ref``)
+    plus the tolerances, plus ``rare`` calls' worth of the reference's range."""
     from .._random_mean import SIGMAS
 
     b = ref.mean(axis=0)
     se = ref.std(axis=0, ddof=1) * np.sqrt(1 / n + 1 / len(ref))
     slack = rare * (ref.max(axis=0) - ref.min(axis=0)) / n
-    return np.abs(mean - b) - (SIGMAS * se + slack + ATOL_FLOOR + rtol * (np.abs(mean) + np.abs(b)))
+    k = SIGMAS if sigmas is None else sigmas
+    return np.abs(mean - b) - (k * se + slack + ATOL_FLOOR + rtol * (np.abs(mean) + np.abs(b)))
 
 
 def _unlike_own_call(name: str, n: int, first: Any, shape: tuple[int, ...], calls: int = EXPECTED_CALLS) -> str:
@@ -1359,28 +1362,33 @@ def _one_training_call(layer: Any, xs: list[np.ndarray], G: np.ndarray, d_in: li
     return Y, {n: _copy(g) for n, g in out.items()}
 
 
-def _reference_squares(reference: Any, xs: list[np.ndarray], n: int) -> tuple[Any, np.ndarray] | None:
-    """``(copy, mean squares)``: the mean square of each of ``n`` training forwards of ``xs`` by a copy of the
-    reference (at the test's weights), for :func:`_output_moment_graded`; None when it cannot be copied or run so."""
+def _reference_squares(reference: Any, xs: list[np.ndarray], n: int) -> tuple[Any, np.ndarray, list[np.ndarray]] | None:
+    """``(copy, mean squares, kept)``: the mean square of each of ``n`` training forwards of ``xs`` by a copy of the
+    reference (at the test's weights) and which entries each kept (``!= 0``, for :func:`_together_off`), for
+    :func:`_output_moment_graded`; None when it cannot be copied or run so."""
     import copy
 
     try:
         ref = copy.deepcopy(reference)
-        return ref, _more_squares(ref, xs, n)
+        return (ref, *_more_squares(ref, xs, n, kept=True))
     except Exception:  # noqa: BLE001 - a reference that cannot be copied or run so: no claim
         return None
 
 
-def _more_squares(ref: Any, xs: list[np.ndarray], n: int) -> np.ndarray:
+def _more_squares(ref: Any, xs: list[np.ndarray], n: int, kept: bool = False) -> Any:
     """The mean squares of ``n`` more training forwards of ``xs`` by ``ref`` (:func:`_reference_squares`' copy; its
-    mode's keywords read once: :func:`~gradcheck._adapters.mode_kwargs`)."""
-    kw = mode_kwargs(ref, True)
-    return np.array([np.mean(np.square(np.asarray(ref.forward(*[x.copy() for x in xs], **kw), dtype=np.float64)))
-                     for _ in range(n)])
+    mode's keywords read once: :func:`~gradcheck._adapters.mode_kwargs`); with ``kept``, also each forward's entries
+    kept (``!= 0``)."""
+    kw, squares, masks = mode_kwargs(ref, True), [], []
+    for _ in range(n):  # one output at a time (a second look draws 1,600)
+        y = np.asarray(ref.forward(*[x.copy() for x in xs], **kw), dtype=np.float64)
+        squares.append(np.mean(np.square(y)))
+        masks += [y != 0] if kept else []
+    return (np.array(squares), masks) if kept else np.array(squares)
 
 
-def _output_moment_graded(todo: list[Part], ys: list[Any], drawn: tuple[Any, np.ndarray], xs: list[np.ndarray],
-                          rtol: float, cname: str, ref_name: str) -> None:
+def _output_moment_graded(todo: list[Part], ys: list[Any], drawn: tuple[Any, np.ndarray, list[np.ndarray]],
+                          xs: list[np.ndarray], rtol: float, cname: str, ref_name: str) -> None:
     """The mean square of the outputs ``ys`` of :func:`_expected_graded`'s training forwards of the test's own input
     against the reference's over its training forwards at the same weights (``drawn``, grown by :data:`REFERENCE_MORE`
     draws before a FAIL), within :data:`~gradcheck._random_mean.SIGMAS` standard errors: otherwise each part in
@@ -1391,7 +1399,7 @@ def _output_moment_graded(todo: list[Part], ys: list[Any], drawn: tuple[Any, np.
     entries kept or dropped together (:func:`_together_off`, redteam42 F3: a dropout drawing one keep per example)."""
     from .._random_mean import SIGMAS
 
-    ref, b = drawn
+    ref, b, kept = drawn
     shape = np.shape(forward_in_mode(ref, [x.copy() for x in xs], True))
     bad = [y for y in ys if not (isinstance(y, np.ndarray) and y.shape == shape and y.dtype.kind in "fiu"
                                  and np.all(np.isfinite(y)))]
@@ -1404,7 +1412,7 @@ def _output_moment_graded(todo: list[Part], ys: list[Any], drawn: tuple[Any, np.
             def draw() -> np.ndarray:
                 return np.asarray(forward_in_mode(ref, [x.copy() for x in xs], True), dtype=np.float64)
 
-            together = _together_off(ys, draw, [draw() for _ in range(REFERENCE_DRAWS)], cname, ref_name)
+            together = _together_off(ys, draw, kept, cname, ref_name)
             if together is None:
                 return
     said = together or (f"in training mode, {cname}'s forward of this test's input gave {_unlike(bad[0])} in {len(bad)} of "
@@ -1445,7 +1453,7 @@ def _share_graded(verdict: Verdict, layer: Any, proxy: Any, X: np.ndarray, refer
     it earns nothing. Every part still passing fails with the sentence."""
     import copy
 
-    from .._random_mean import SIGMAS, scale_difference
+    from .._random_mean import SIGMAS
 
     if not any(p.passed for p in verdict.parts) or not isinstance(Y, np.ndarray) or Y.shape != X.shape:
         return
@@ -1457,16 +1465,7 @@ def _share_graded(verdict: Verdict, layer: Any, proxy: Any, X: np.ndarray, refer
         return
     if not _one_mask_scale(refs, X):
         return  # (not 0 and one scale at each draw: not a mask layer's kind of output)
-    outs: list[Any] = [Y]
-    try:
-        with _draws_free(layer, proxy):
-            outs += [_copy(layer.forward(X.copy(), training=True)) for _ in range(SHARE_CALLS)]
-        why = next((w for o in outs if (w := (
-            None if isinstance(o, np.ndarray) and o.shape == X.shape and np.all(np.isfinite(o)) else
-            f"{cname}'s training output is not a finite array of the input's shape {X.shape}") or scale_difference(
-                o, X, next(r for r in refs if np.any(r[on])), cname, ref_name))), None)
-    except Exception as e:  # noqa: BLE001 - the student's failure on its own input, the test's kind of call
-        why = f"{cname} raised {type(e).__name__} on another training forward of this test's input: {str(e)[:200]}"
+    outs, why = _share_outs(layer, proxy, X, [Y], SHARE_CALLS, next(r for r in refs if np.any(r[on])), ref_name)
     if why is None:
         mine, theirs = (np.array([np.count_nonzero(np.asarray(o)[on]) / on.sum() for o in a]) for a in (outs, refs))
         q = float(theirs.mean())
@@ -1477,6 +1476,8 @@ def _share_graded(verdict: Verdict, layer: Any, proxy: Any, X: np.ndarray, refer
                    f"forwards of this test's input, where {ref_name} keeps {q:.1%} over {len(theirs)} draws "
                    f"({abs(mine.mean() - q) / se:.0f} standard errors apart): the share of entries kept is not the "
                    "reference's (p read as the probability of keeping an entry?)")
+    if why is None and _together_suspect(outs, refs):  # a closer look (verify42b F7)
+        outs, why = _share_outs(layer, proxy, X, outs, SHARE_MORE, next(r for r in refs if np.any(r[on])), ref_name)
     if why is None:  # each entry's law is the reference's: are they kept or dropped independently (redteam42 F3)?
         why = _together_off(outs, lambda: np.asarray(ref.forward(X.copy(), **kw), dtype=np.float64), refs, cname,
                             ref_name)
@@ -1484,43 +1485,102 @@ def _share_graded(verdict: Verdict, layer: Any, proxy: Any, X: np.ndarray, refer
         p.passed, p.message = (False, why + ".") if p.passed else (p.passed, p.message)
 
 
-def _pairs_together(y: np.ndarray) -> np.ndarray:
+def _share_outs(layer: Any, proxy: Any, X: np.ndarray, outs: list[Any], n: int, drawn: np.ndarray,
+                ref_name: str) -> tuple[list[Any], str | None]:
+    """``(outs + n more, why)``: :func:`_share_graded`'s ``n`` more training forwards of ``X`` (the draws free) after
+    ``outs``, and the sentence failing the layer when one raised or is not ``X`` times the reference's kind of mask
+    (its draw ``drawn``: :func:`gradcheck._random_mean.scale_difference`), else None."""
+    from .._random_mean import scale_difference
+
+    cname, new = type(layer).__name__, []
+    try:
+        with _draws_free(layer, proxy):
+            new = [_copy(layer.forward(X.copy(), training=True)) for _ in range(n)]
+        why = next((w for o in [*outs, *new] if (w := (
+            None if isinstance(o, np.ndarray) and o.shape == X.shape and np.all(np.isfinite(o)) else
+            f"{cname}'s training output is not a finite array of the input's shape {X.shape}") or scale_difference(
+                o, X, drawn, cname, ref_name))), None)
+    except Exception as e:  # noqa: BLE001 - the student's failure on its own input, the test's kind of call
+        why = f"{cname} raised {type(e).__name__} on another training forward of this test's input: {str(e)[:200]}"
+    return [*outs, *new], why
+
+
+def _pairs_together(y: np.ndarray, live: np.ndarray | None = None) -> np.ndarray:
     """``[in rows, in columns]``: how many pairs of entries of ``y`` are both kept or both dropped (both nonzero or
     both zero), among the pairs of one row (one example: axis 0's slice, its other axes flattened) and among the pairs
-    of one column (one entry of the examples, across the batch)."""
+    of one column (one entry of the examples, across the batch); only entries where ``live`` (of ``y``'s shape) is
+    True are counted (None: all)."""
     kept = np.asarray(y).reshape(len(y), -1) != 0
+    on = np.ones_like(kept) if live is None else np.asarray(live).reshape(kept.shape)
+    kept = kept & on
 
-    def together(k: np.ndarray, m: int) -> float:  # k: the kept count of each slice of m entries
+    def together(k: np.ndarray, m: np.ndarray) -> float:  # k: the kept count of each slice of m live entries
         return float(np.sum(k * (k - 1) + (m - k) * (m - k - 1))) / 2
 
-    return np.array([together(kept.sum(axis=1), kept.shape[1]), together(kept.sum(axis=0), kept.shape[0])])
+    return np.array([together(kept.sum(axis=1), on.sum(axis=1)), together(kept.sum(axis=0), on.sum(axis=0))])
+
+
+def _together_stats(outs: Sequence[Any], draws: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(mine, theirs, live)`` for :func:`_together_off`: :func:`_pairs_together` of each of the layer's outputs
+    ``outs`` and of the reference's ``draws``, counted over the entries some draw keeps (``live``). An entry no draw
+    keeps is zero at every draw (a ReLU's zero before the dropout, a zero of the input): its pairs say nothing of the
+    mask and only add spread (verify42b F14: a model Linear -> ReLU -> dropout with one keep per example, about half
+    of its (6, 4) outputs zero at every draw, kept its points at half the seeds)."""
+    live = np.any([np.asarray(r) != 0 for r in draws], axis=0)
+    return np.array([_kept_stats(o, live) for o in outs]), np.array([_kept_stats(r, live) for r in draws]), live
+
+
+def _kept_stats(y: np.ndarray, live: np.ndarray) -> np.ndarray:
+    """``[pairs in rows, pairs in columns, entries kept]`` of ``y`` over the ``live`` entries: :func:`_pairs_together`
+    and how many live entries ``y`` keeps (a model whose dropout is left out keeps them all: its pairs are all
+    together, and the share says so first)."""
+    return np.append(_pairs_together(y, live), np.count_nonzero((np.asarray(y) != 0) & np.asarray(live)))
+
+
+def _together_suspect(outs: Sequence[Any], draws: Sequence[np.ndarray]) -> bool:
+    """Whether the layer's outputs ``outs`` keep or drop pairs together more than :data:`SUSPECT_SIGMAS` standard
+    errors away from the reference's ``draws`` (:func:`_together_stats`): the caller then makes more training calls
+    before :func:`_together_off` judges (verify42b F7: a mask per example at p = 0.05 on an (8, 6) input, 17 calls,
+    was 7 standard errors off, inside the second look's allowance)."""
+    if not outs or any(not isinstance(o, np.ndarray) or o.ndim < 1 or o.shape != np.shape(draws[0]) for o in outs):
+        return False
+    mine, theirs, _ = _together_stats(outs, draws)
+    return bool(np.any(_mean_off(mine.mean(axis=0), theirs, 0.0, 0, len(mine), SUSPECT_SIGMAS) > 0))
 
 
 def _together_off(outs: Sequence[Any], draw: Callable[[], np.ndarray], draws: Sequence[np.ndarray], cname: str,
                   ref_name: str) -> str | None:
     """The sentence that fails a random layer whose training outputs ``outs`` (of the test's input, each a new draw:
     finite arrays of the reference's shape) keep or drop entries together otherwise than the reference's ``draws`` do
-    (:func:`_pairs_together`, in rows and in columns; within :data:`~gradcheck._random_mean.SIGMAS` standard errors,
-    a second look on :data:`REFERENCE_MORE` more ``draw()`` before a FAIL, as :func:`_expected_parts`'); None when
-    they agree. redteam42 F3: a dropout drawing its mask once per example (``(N, 1)``) or once per feature for the
-    whole batch (``rng.random(D)`` broadcast) has each entry's law right (mean, mean square, gradients' mean, held
-    differences) and lost no point; each pair of one row (or column) is then kept or dropped together, where an
-    inverted dropout's entries are independent (Srivastava et al. 2014; PyTorch's Dropout: each element)."""
+    (:func:`_pairs_together`, in rows and in columns, over the entries some draw keeps: :func:`_together_stats`;
+    within :data:`~gradcheck._random_mean.SIGMAS` standard errors, a second look on :data:`REFERENCE_MORE` more
+    ``draw()`` before a FAIL, as :func:`_expected_parts`'); None when they agree. redteam42 F3: a dropout drawing its
+    mask once per example (``(N, 1)``) or once per feature for the whole batch (``rng.random(D)`` broadcast) has each
+    entry's law right (mean, mean square, gradients' mean, held differences) and lost no point; each pair of one row
+    (or column) is then kept or dropped together, where an inverted dropout's entries are independent (Srivastava et
+    al. 2014; PyTorch's Dropout: each element)."""
     from .._random_mean import SIGMAS
 
     if not outs or any(np.ndim(o) < 1 or len(o) == 0 for o in [*outs, *draws[:1]]):
         return None
-    mine = np.array([_pairs_together(o) for o in outs])
-    theirs = np.array([_pairs_together(r) for r in draws])
+    mine, theirs, live = _together_stats(outs, draws)
     if np.any(_mean_off(mine.mean(axis=0), theirs, 0.0, 0, len(mine)) > 0):
-        theirs = np.concatenate([theirs, [_pairs_together(draw()) for _ in range(REFERENCE_MORE)]])
+        theirs = np.concatenate([theirs, [_kept_stats(draw(), live) for _ in range(REFERENCE_MORE)]])
     off = _mean_off(mine.mean(axis=0), theirs, 0.0, RARE_CALLS if len(theirs) > len(draws) else 0, len(mine))
     if not np.any(off > 0):
         return None
-    axis = int(np.argmax(off))
-    shape = np.shape(outs[0])
-    n, m = (shape[0], int(np.prod(shape[1:]))) if axis == 0 else (int(np.prod(shape[1:])), shape[0])
-    pairs = n * m * (m - 1) / 2
+    if off[2] > 0:  # the share of the live entries kept first
+        a, b = mine.mean(axis=0)[2] / live.sum(), theirs.mean(axis=0)[2] / live.sum()
+        return (f"in training mode, {cname}'s outputs of this test's input keep {a:.1%} of the entries {ref_name} "
+                f"keeps at some draw, over {len(mine)} training forwards (each a new draw), where {ref_name} keeps "
+                f"{b:.1%} over {len(theirs)} draws (more than {SIGMAS:g} standard errors apart): " + (
+                    "no entry is dropped (is the dropout applied in training mode?)" if a == 1 else
+                    "the share of entries kept is not the reference's (p read as the probability of keeping an "
+                    "entry?)") + ". Inverted dropout drops each entry with probability p")
+    axis = int(np.argmax(off[:2]))
+    on = live.reshape(len(live), -1)
+    m = on.sum(axis=1 - axis)  # the live entries of each row (axis 0) or column (axis 1)
+    pairs = float(np.sum(m * (m - 1))) / 2
     a, b = mine.mean(axis=0)[axis] / pairs, theirs.mean(axis=0)[axis] / pairs
     where = ("one row (one example)", "one column (one entry across the batch's examples)")[axis]
     why = (("a mask drawn one per example (shape (N, 1)) keeps or drops whole rows",
@@ -1530,14 +1590,16 @@ def _together_off(outs: Sequence[Any], draw: Callable[[], np.ndarray], draws: Se
     return (f"in training mode, {cname}'s outputs of this test's input keep or drop the entries of {where} together: "
             f"over {len(mine)} training forwards (each a new draw), {a:.1%} of the pairs of entries of {where} are both "
             f"kept or both dropped, where {ref_name}'s are {b:.1%} over {len(theirs)} draws (more than {SIGMAS:g} "
-            f"standard errors apart): {why}. Inverted dropout draws each entry's keep independently, a mask of the "
-            "input's shape")
+            f"standard errors apart; entries that every draw of {ref_name} gives as zero left out): {why}. Inverted "
+            "dropout draws each entry's keep independently, a mask of the input's shape")
 
 
 #: The reference's draws (in process) whose shares of kept entries give :func:`_share_graded` its share and spread,
 #: and the layer's training forwards of the test's input it reads beside the test's call (each a round trip of the
 #: sandbox): at a (6, 5) input and p = 0.3 a share of 30% against 70% is 19 standard errors off, 60% against 70% 4.6.
-SHARE_DRAWS, SHARE_CALLS = 400, 16
+#: Then the calls more when the pairs kept together look off (:func:`_together_suspect`): at an (8, 6) input and
+#: p = 0.05 a mask per example is about 7 standard errors off at 17 calls, 13 at 81.
+SHARE_DRAWS, SHARE_CALLS, SHARE_MORE = 400, 16, 64
 
 
 def _one_mask_scale(refs: list[np.ndarray], X: np.ndarray) -> bool:
