@@ -226,6 +226,8 @@ DIAGNOSES: dict[str, Record] = {
         "a random forward's mean differs from the reference", "{message}", lesson=_DROP),
     "random-scale": Record(  # gradcheck._random_mean.scale_difference: the kept entries' scale (redteam39 F3)
         "a random forward's kept scale differs from the reference", "{message}", lesson=_DROP),
+    "own-mean": Record(  # gradcheck._random_mean.own_eval_mean_finding: without --reference (bugs43 H1, H2)
+        "a random forward's mean differs from its own eval forward", "{message}", lesson=_DROP),
     "mini-batch-step": Record(  # gradcheck._nielsen_step: Nielsen's update_mini_batch after its gradients passed
         "update_mini_batch's step is wrong", "{message}"),
     "fixed-mask": Record(  # _random_reference: a training forward the same at every call beside a random reference
@@ -243,6 +245,13 @@ DIAGNOSES: dict[str, Record] = {
         "classic (non-inverted) dropout", "{owner} is classic dropout, scaled at test time: in training it keeps "
         "{kept:.0%} of the entries unscaled (Y = X * mask), in eval mode it scales every entry by {c:.4g} (Y = {c:.4g} "
         "X). Its gradients agree with its forward in both modes, but " + INVERTED_DROPOUT, CLASSIC_DROPOUT_FIX, _DROP),
+    "dropout-scaled-twice": Record(  # _classic_dropout: inverted in training AND scaled at test time (bugs43 H1)
+        "inverted dropout scaled again at test time", "{owner} scales twice: in training it keeps {kept:.0%} of the "
+        "entries scaled by {s:.4g} (inverted dropout: E[Y] = X), in eval mode it scales every entry by {c:.4g} (Y = "
+        "{c:.4g} X), so the network sees {c:.4g} times at test time what it saw in training. Its gradients agree "
+        "with its forward in both modes, but inverted dropout's eval forward is the identity, Y = X",
+        "return X unchanged in eval mode (and dY in its backward): the 1/(1 - p) of training already keeps E[Y] = X",
+        _DROP),
     "all-dropped": Record(
         "every entry dropped", "{mode}the forward does not depend on its input{how}: a mask that "
         "drops every entry gives dX = 0 whatever backward does, so a comparison of zeros is no check (a "
@@ -6930,8 +6939,9 @@ def _classic_dropout(diag: Diagnosis, inputs: Sequence[np.ndarray], owner: str) 
     et al. 2012's original; Srivastava et al. 2014, section 10): its training output keeps some entries of the probe
     input unscaled and drops the others, its eval output is the input times one constant in (0, 1). Forward and
     backward agree with each other in each mode, so no gradient shows it; inverted dropout, which every framework and
-    lesson 24 use, scales in training and is the identity in eval. None for anything else (one mode checked, inverted
-    dropout, another layer)."""
+    lesson 24 use, scales in training and is the identity in eval. Its sibling, ``dropout-scaled-twice``: inverted in
+    training (kept entries scaled by 1/(1 - p)) and scaled by 1 - p again in eval (Angel-ML/mlcore issue 5; bugs43
+    H1). None for anything else (one mode checked, inverted dropout, another layer)."""
     outs = {d.training: getattr(d.result, "_output", None) for d in [diag, *diag.other_modes] if d.result is not None}
     X = inputs[0] if len(inputs) == 1 else None
     Yt, Ye = outs.get(True), outs.get(False)
@@ -6939,7 +6949,11 @@ def _classic_dropout(diag: Diagnosis, inputs: Sequence[np.ndarray], owner: str) 
             Yt.shape == Ye.shape == X.shape) or not np.all(X != 0):
         return None
     (share, s), (all_kept, c) = kept_scale(Yt, X), kept_scale(Ye, X)
-    if s is None or c is None or not 0 < share < 1 or abs(s - 1) > 1e-9 or all_kept != 1 or not 0 < c < 1 - 1e-9:
+    if s is None or c is None or not 0 < share < 1 or all_kept != 1 or not 0 < c < 1 - 1e-9:
+        return None
+    if s > 1 + 1e-9 and abs(s * c - 1) <= 1e-9:  # 1/(1 - p) in training and (1 - p) again in eval (bugs43 H1)
+        return _find("dropout-scaled-twice", owner=owner, kept=share, s=s, c=c)
+    if abs(s - 1) > 1e-9:
         return None
     return _find("classic-dropout", owner=owner, kept=share, c=c, inv=1 / c)
 

@@ -1,0 +1,81 @@
+"""Realistic dropout bugs from public reports that ``gradcheck check`` gave PASS (session 43, bugs43; its 55 cases and
+their sources are outside the tree). Written here in those layouts, not copied:
+
+- H1: inverted dropout scaled again at test time (Angel-ML/mlcore issue 5: "the dropout use inverted version. but in
+  predict stage, it still scale the output"): E[Y] = X in training, Y = (1 - p) X in eval;
+- H2: the drop probability p with CS231n's keep-probability scale (``(rand >= p) / p``): right at p = 0.5 alone,
+  E[Y] = (1 - p) / p X in training at p = 0.3 against Y = X in eval.
+
+Forward and backward agree with each other in each mode, so no gradient shows either; without ``--reference`` the
+layer's own eval forward is the reference for its training output's mean (a dropout's E[Y_train] is its eval
+output, whichever convention it follows). The right dropout keeps passing.
+"""
+
+import re
+
+from test_cli import check_source
+
+import gradcheck
+
+DROPOUT = """
+import numpy as np
+
+class Drop:
+    def __init__(self, p=0.5, seed=0):
+        self.p = p
+        self.rng = np.random.default_rng(seed)
+        self.params, self.grads = {}, {}
+
+    def forward(self, X, training=False):
+        if not training:
+            self.mask = None
+            return X * EVAL_SCALE
+        self.mask = (self.rng.random(X.shape) >= self.p) / TRAIN_DIVISOR
+        return X * self.mask
+
+    def backward(self, dY):
+        if self.mask is None:
+            return dY * EVAL_SCALE
+        return dY * self.mask
+"""
+
+
+def _drop(eval_scale: str, divisor: str) -> str:
+    return DROPOUT.replace("EVAL_SCALE", eval_scale).replace("TRAIN_DIVISOR", divisor)
+
+
+def test_inverted_dropout_scaled_again_at_test_time_is_named(tmp_path):
+    code, out = check_source(tmp_path, _drop("(1 - self.p)", "(1 - self.p)"), "Drop", "--input-shape", "6,5")
+    assert code == 1, out
+    assert "Drop scales twice" in out and "in eval mode it scales every entry by 0.5" in out, out
+
+
+def test_inverted_dropout_scaled_at_test_time_by_another_factor_fails_on_its_own_eval_output(tmp_path):
+    code, out = check_source(tmp_path, _drop("0.8", "(1 - self.p)"), "Drop", "--input-shape", "6,5")
+    assert code == 1, out
+    mean = float(re.search(r"output averages ([0-9.]+) X over", out).group(1))
+    assert abs(mean - 1) < 0.1 and "its own eval output is 0.8 X" in out, out  # E[Y] = X, eval 0.8 X
+
+
+def test_the_api_names_the_double_scale_too(tmp_path):
+    ns: dict = {}
+    exec(_drop("(1 - self.p)", "(1 - self.p)"), ns)  # noqa: S102 - the layer above, in this process
+    d = gradcheck.diagnose_layer(ns["Drop"](), (6, 5))
+    assert not d.passed and d.codes == ["dropout-scaled-twice"], d.codes
+    right: dict = {}
+    exec(_drop("1", "(1 - self.p)"), right)  # noqa: S102
+    assert gradcheck.diagnose_layer(right["Drop"](), (6, 5)).passed
+
+
+def test_drop_probability_scaled_as_a_keep_probability_fails_at_p_03(tmp_path):
+    for init in ('{"p": 0.5}', '{"p": 0.3}'):  # at 0.5 the rebuild at 0.3 shows it
+        code, out = check_source(tmp_path, _drop("1", "self.p"), "Drop", "--input-shape", "6,5", "--init", init)
+        assert code == 1, (init, out)
+        words = " at p=0.3" if init == '{"p": 0.5}' else ""
+        mean = float(re.search(words + r" averages ([0-9.]+) X over", out).group(1))
+        assert abs(mean - 0.7 / 0.3) < 0.2 and "its own eval output is 1 X" in out, (init, out)
+
+
+def test_right_inverted_dropout_still_passes(tmp_path):
+    code, out = check_source(tmp_path, _drop("1", "(1 - self.p)"), "Drop", "--input-shape", "6,5")
+    assert code == 0, out
