@@ -2628,7 +2628,7 @@ def _check_loss_at(args, loss, label: str, init: dict[str, Any], shape, how: str
         args, label, res, (y_true, y_pred), twin, reference)
     # checked again where forward treats the data apart: predictions around its bounds (tester22s H4), inside a
     # clip close to 0 or 1 (at a step that stays there), targets equal to the constants it compares them with
-    for again in (_loss_straddled, _loss_clipped_edge, _loss_at_target_constants):
+    for again in (_loss_straddled, _loss_clipped_edge, _loss_at_target_constants, _loss_other_batch):
         if res.passed and (st := again(args, loss, (y_true, y_pred), (twin, reference, cname))) is not None:
             line, res2, (y_true, y_pred) = st
             res = res2 or res
@@ -2765,6 +2765,30 @@ def _fails_again(line, res2, data, data2, what):
         return line, None, data
     return line + ("; the loss passes at the drawn data but FAILS there: the table and diagnosis below are at "
                    f"those {what}"), res2, data2
+
+
+def _loss_other_batch(args, loss, data, more):
+    """``(header line, result, data)`` of a passing loss check made again with one more sample when the batch size
+    equals the last axis of the prediction (a 5 x 5 input for 5 classes), where a backward dividing by the one for
+    the other, ``dx / x.shape[1]`` for ``dx / x.shape[0]``, gives the right values (bugs43 H3: it PASSed); the result
+    there and its data when it fails, else the first; None for any other shape, a loss of data from ``--init`` (an
+    objective, ``--wrt``) or a loss that cannot be checked there. ``data``: ``(y_true, y_pred)``; ``more``:
+    ``(twin, reference, name)``."""
+    y_pred = data[1]
+    if y_pred.ndim < 2 or y_pred.shape[0] != y_pred.shape[-1] or getattr(loss, "objective", False) or (
+            (getattr(loss, "protocol", None) or {}).get("wrt")):
+        return None
+    n = y_pred.shape[0]
+    try:
+        y_true2, y_pred2, _ = loss_data(args.targets or "real", args.pred or "real", (n + 1, *y_pred.shape[1:]),
+                                        args.seed, low_dtype(args))
+    except Exception:  # noqa: BLE001 - kinds that do not fit the other shape: no claim
+        return None
+    if (res2 := _loss_again(args, loss, (y_true2, y_pred2.astype(y_pred.dtype)), more)) is None:
+        return None
+    line = (f"the batch size {n} equals the last axis of {loss_arg_names(loss)[0]}, so a backward dividing by the "
+            f"one for the other passes there: also checked at a batch of {n + 1}")
+    return _fails_again(line, res2, data, (y_true2, y_pred2.astype(y_pred.dtype)), "data")
 
 
 def _loss_straddled(args, loss, data, more):

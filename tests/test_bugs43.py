@@ -4,11 +4,14 @@ their sources are outside the tree). Written here in those layouts, not copied:
 - H1: inverted dropout scaled again at test time (Angel-ML/mlcore issue 5: "the dropout use inverted version. but in
   predict stage, it still scale the output"): E[Y] = X in training, Y = (1 - p) X in eval;
 - H2: the drop probability p with CS231n's keep-probability scale (``(rand >= p) / p``): right at p = 0.5 alone,
-  E[Y] = (1 - p) / p X in training at p = 0.3 against Y = X in eval.
+  E[Y] = (1 - p) / p X in training at p = 0.3 against Y = X in eval;
+- H3: a mean cross-entropy whose backward divides by x.shape[1], the class count, for the batch size
+  (stackoverflow.com/questions/65275522's num_examples read from the wrong axis): right at a square input alone.
 
 Forward and backward agree with each other in each mode, so no gradient shows either; without ``--reference`` the
 layer's own eval forward is the reference for its training output's mean (a dropout's E[Y_train] is its eval
-output, whichever convention it follows). The right dropout keeps passing.
+output, whichever convention it follows). A loss whose batch size equals its last axis is checked again with one
+more sample. The right dropout and loss keep passing.
 """
 
 import re
@@ -79,3 +82,35 @@ def test_drop_probability_scaled_as_a_keep_probability_fails_at_p_03(tmp_path):
 def test_right_inverted_dropout_still_passes(tmp_path):
     code, out = check_source(tmp_path, _drop("1", "(1 - self.p)"), "Drop", "--input-shape", "6,5")
     assert code == 0, out
+
+
+# H3: a mean cross-entropy whose backward divides by the class count, x.shape[1], for the batch size: right when the
+# batch holds as many samples as there are classes (a 10 x 10 input for 10 classes), where it PASSed
+SOFTMAX_CE = """
+import numpy as np
+
+class SoftmaxCE:
+    def forward(self, x, t):
+        self.t = t
+        e = np.exp(x - x.max(axis=1, keepdims=True))
+        self.y = e / e.sum(axis=1, keepdims=True)
+        return -np.mean(np.log(self.y[np.arange(x.shape[0]), t]))
+
+    def backward(self, dout=1):
+        dx = self.y.copy()
+        dx[np.arange(dx.shape[0]), self.t] -= 1
+        return dout * dx / dx.shape[AXIS]
+"""
+
+
+def test_a_loss_dividing_by_the_class_count_fails_at_a_square_batch(tmp_path):
+    code, out = check_source(tmp_path, SOFTMAX_CE.replace("AXIS", "1"), "SoftmaxCE", "--loss", "--input-shape",
+                             "5,5", "--targets", "labels")
+    assert code == 1, out
+    assert "also checked at a batch of 6" in out and "6/5 times the correct gradient" in out, out
+
+
+def test_the_right_loss_passes_at_a_square_batch_and_says_it_was_checked_at_another(tmp_path):
+    code, out = check_source(tmp_path, SOFTMAX_CE.replace("AXIS", "0"), "SoftmaxCE", "--loss", "--input-shape",
+                             "5,5", "--targets", "labels")
+    assert code == 0 and "also checked at a batch of 6" in out, out
