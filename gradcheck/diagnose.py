@@ -6823,6 +6823,9 @@ def _diagnose_as_given(layer, X, owner: str, training, more, kw, drawn: bool) ->
             diag = at_other_args(layer, X, diag, lambda lay: _diagnose_variants(
                 lay, X, owner, training, (None, None, False, upstream), kw), seed)
         _classic_named(diag, _probe_inputs(X, seed, owner), owner)  # both modes agree with their own forwards
+        if drawn and diag.passed:  # a D x D input hides a size read from the wrong axis (bugs43 H4)
+            diag = at_other_batch(layer, X, diag, lambda X2: _diagnose_variants(
+                layer, X2, owner, training, (None, None, False, upstream), kw), seed)
         if drawn and (diag.passed or diag.codes[:1] == ["stale-cache"]):  # "wrong at another input": which?
             diag = at_straddled_inputs(layer, X, diag, lambda X2: _diagnose_variants(
                 layer, X2, owner, training, (None, None, False, upstream), kw), seed)
@@ -7221,6 +7224,31 @@ def _unchecked_constants(layer: Any, inputs: Sequence[np.ndarray]) -> tuple[list
     cs = [c for c in _compared_constants(layer) if abs(c) <= V.STRADDLE_MAX]
     return [c for c in cs if c < lo or c > hi], [c for c in cs if lo <= c <= hi and not (
         np.any((x > c) & (x <= c + SIDE_REACH)) and np.any((x < c) & (x >= c - SIDE_REACH)))]
+
+
+def at_other_batch(layer: Any, X: Any, diag: Diagnosis, check: Any, seed: int) -> Diagnosis:
+    """``diag`` (a passing diagnosis of ``layer``, one float input whose batch size equals its last axis: a 5 x 5
+    input of a layer over 5 features) checked again, by :func:`_again_at`, with one more sample drawn: there a
+    backward reading a size from the one axis for the other (a layer norm's ``D = dY.shape[0]``) gives the right
+    values (bugs43 H4: it PASSed). ``check(X2)`` is the diagnosis at inputs ``X2``. Returns the diagnosis there when
+    it FAILS, else ``diag``; either with an info finding saying so (``other-batch-note``)."""
+    inputs = _probe_inputs(X, seed, diag.name)
+    x0 = inputs[0]
+    if len(inputs) != 1 or x0.dtype.kind != "f" or x0.ndim < 2 or x0.shape[0] != x0.shape[-1] or x0.shape[0] < 2:
+        return diag
+    n = x0.shape[0]
+    X2 = [np.random.default_rng([seed, 43]).standard_normal((n + 1, *x0.shape[1:])).astype(x0.dtype)]
+    ran, d = _again_at(lambda: check(X2))
+    if not ran:
+        return diag
+    line = (f"the batch size {n} equals the last axis of {V.input_names(layer, 1)[0]}, so a backward reading a size "
+            f"from the one for the other passes there: also checked at a batch of {n + 1}")
+    if d is None:
+        diag.findings.append(Finding("other-batch-note", line + " (passed)", severity="info"))
+        return diag
+    d.findings.append(Finding("other-batch-note", line + ": the layer passes at the drawn input but FAILS there; "
+                              "the table and diagnosis are at that batch", severity="info"))
+    return d
 
 
 def at_straddled_inputs(layer: Any, X: Any, diag: Diagnosis, check: Any, seed: int) -> Diagnosis:

@@ -7,11 +7,12 @@ their sources are outside the tree). Written here in those layouts, not copied:
   E[Y] = (1 - p) / p X in training at p = 0.3 against Y = X in eval;
 - H3: a mean cross-entropy whose backward divides by x.shape[1], the class count, for the batch size
   (stackoverflow.com/questions/65275522's num_examples read from the wrong axis): right at a square input alone.
+- H4: the same in a layer: a layer norm taking its feature count from dY.shape[0], right at a D x D input alone.
 
 Forward and backward agree with each other in each mode, so no gradient shows either; without ``--reference`` the
 layer's own eval forward is the reference for its training output's mean (a dropout's E[Y_train] is its eval
-output, whichever convention it follows). A loss whose batch size equals its last axis is checked again with one
-more sample. The right dropout and loss keep passing.
+output, whichever convention it follows). A loss or a layer whose batch size equals its last axis is checked again
+with one more sample. The right dropout and loss keep passing.
 """
 
 import re
@@ -114,3 +115,42 @@ def test_the_right_loss_passes_at_a_square_batch_and_says_it_was_checked_at_anot
     code, out = check_source(tmp_path, SOFTMAX_CE.replace("AXIS", "0"), "SoftmaxCE", "--loss", "--input-shape",
                              "5,5", "--targets", "labels")
     assert code == 0 and "also checked at a batch of 6" in out, out
+
+
+# H4: the same hole in a layer: a layer norm whose backward takes its feature count D from dY.shape[0], the batch
+LAYER_NORM = """
+import numpy as np
+
+class LayerNorm:
+    def __init__(self, dim, eps=1e-5):
+        rng = np.random.default_rng(3)
+        self.eps = eps
+        self.params = {"gamma": 1 + 0.1 * rng.standard_normal(dim), "beta": 0.1 * rng.standard_normal(dim)}
+        self.grads = {}
+
+    def forward(self, X, training=False):
+        mu = X.mean(axis=-1, keepdims=True)
+        self.istd = 1.0 / np.sqrt(X.var(axis=-1, keepdims=True) + self.eps)
+        self.xhat = (X - mu) * self.istd
+        return self.params["gamma"] * self.xhat + self.params["beta"]
+
+    def backward(self, dY):
+        D = dY.shape[AXIS]
+        self.grads = {"gamma": (dY * self.xhat).sum(axis=0), "beta": dY.sum(axis=0)}
+        dxhat = dY * self.params["gamma"]
+        return self.istd / D * (D * dxhat - dxhat.sum(-1, keepdims=True)
+                                - self.xhat * (dxhat * self.xhat).sum(-1, keepdims=True))
+"""
+
+
+def test_a_layer_reading_its_size_from_the_batch_axis_fails_at_a_square_input(tmp_path):
+    code, out = check_source(tmp_path, LAYER_NORM.replace("AXIS", "0"), "LayerNorm", "--input-shape", "5,5",
+                             "--init", '{"dim": 5}')
+    assert code == 1, out
+    assert "also checked at a batch of 6" in " ".join(out.split()), out
+
+
+def test_the_right_layer_passes_at_a_square_input_checked_at_another_batch(tmp_path):
+    code, out = check_source(tmp_path, LAYER_NORM.replace("AXIS", "-1"), "LayerNorm", "--input-shape", "5,5",
+                             "--init", '{"dim": 5}')
+    assert code == 0 and "also checked at a batch of 6" in " ".join(out.split()), out
