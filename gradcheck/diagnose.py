@@ -941,6 +941,13 @@ DIAGNOSES: dict[str, Record] = {
         "holds the probabilities themselves (each row sums to 1), and its gradient with respect to {pred} is {want}", "return {want} here, or move (p - y){n} into a loss that takes the logits "
         "and applies the softmax itself (the softmax layer's backward then must not be applied again)",
         "03-softmax-cross-entropy.md"),
+    "fused-sigmoid-bce": Record(  # name_fused_sigmoid_bce (bugs43 M1)
+        "sigmoid's gradient in a loss on probabilities", "{t} is {got}, the gradient of the sigmoid and the binary "
+        "cross-entropy together with respect to the sigmoid's input (the logits), but this loss's input {pred} holds "
+        "the probabilities themselves (entries in (0, 1)), and its gradient with respect to {pred} is {want}",
+        "return {want} here, or move (p - y){n} into a loss that takes the logits and applies the sigmoid itself "
+        "(PyTorch's BCEWithLogitsLoss; the sigmoid layer's backward then must not be applied again)",
+        "03-softmax-cross-entropy.md"),
     "softmax-ce-label": Record(
         "softmax cross-entropy's backward", "{t} is {got}, where the cross-entropy of softmax({pred}) has the "
         "gradient {want}: {how}", "{fix}", "03-softmax-cross-entropy.md"),
@@ -2461,6 +2468,7 @@ def name_loss_gradient(tensor: str, manual: Any, numerical: Any, forward, y_true
         found = (name_power_factor(tensor, manual, numerical, forward, y_true, y_pred)
                  or name_classes_count(tensor, manual, numerical, shape) or found)
     return (found or name_fused_softmax_ce(tensor, manual, numerical, y_true, y_pred, names[0])
+            or name_fused_sigmoid_bce(tensor, manual, numerical, y_true, y_pred, names[0])
             or name_softmax_ce_label(tensor, manual, numerical, y_true, y_pred, names[0])
             or name_hinge_count(tensor, manual, numerical, y_true)
             or name_label_added(tensor, manual, numerical, y_true)
@@ -2538,6 +2546,34 @@ def name_fused_softmax_ce(tensor: str, manual: Any, numerical: Any, y_true: Any,
                 n, -Y / P / (P.shape[0] if mean else 1), 1e-5, 1e-9) else "the derivative of forward's formula"
             return _find("fused-softmax-ce", tensor, got=words, want=want, pred=pred,
                          n=" / N" if c != 1 else "")
+    return None
+
+
+def name_fused_sigmoid_bce(tensor: str, manual: Any, numerical: Any, y_true: Any, y_pred: Any,
+                           pred: str = "y_pred") -> Finding | None:
+    """A binary cross-entropy on probabilities whose backward returns the fused sigmoid + cross-entropy gradient
+    ``(p - y) / c`` (c = the size, the batch or 1), the gradient with respect to the logits, where the derivative of
+    ``-mean(y log p + (1 - y) log(1 - p))`` is ``(p - y) / (p (1 - p)) / c`` (bugs43 M1, ai.stackexchange.com
+    question 35741): ``y_pred`` entries in (0, 1), ``y_true`` of its shape in [0, 1], ``manual`` equal to
+    ``(y_pred - y_true) / c`` (to 1e-9) and the numerical gradient not.
+
+    Returns
+    -------
+    Finding or None
+        ``fused-sigmoid-bce``.
+    """
+    m, n, P = (np.asarray(a, dtype=np.float64) for a in (manual, numerical, y_pred))
+    Y = np.asarray(y_true, dtype=np.float64)
+    if P.ndim < 1 or Y.shape != P.shape or m.shape != P.shape or not np.all(np.isfinite(m)) or not (
+            np.all((P > 0) & (P < 1)) and np.all((Y >= 0) & (Y <= 1))) or close(n, m, 1e-6, 1e-9):
+        return None
+    for c, words in ((P.size, f"({pred} - y) / size, size = {P.size}"), (P.shape[0], f"({pred} - y) / N, N = "
+                                                                                       f"{P.shape[0]}"), (1, f"{pred} - y")):
+        if close(m, (P - Y) / c, 1e-9, 1e-12):
+            per = {P.size: " / size", P.shape[0]: " / N", 1: ""}[c]
+            want = f"(p - y) / (p * (1 - p)){per}" if close(n, (P - Y) / (P * (1 - P)) / c, 1e-5, 1e-9) else \
+                "the derivative of forward's formula"
+            return _find("fused-sigmoid-bce", tensor, got=words, want=want, pred=pred, n=per)
     return None
 
 

@@ -8,6 +8,7 @@ their sources are outside the tree). Written here in those layouts, not copied:
 - H3: a mean cross-entropy whose backward divides by x.shape[1], the class count, for the batch size
   (stackoverflow.com/questions/65275522's num_examples read from the wrong axis): right at a square input alone.
 - H4: the same in a layer: a layer norm taking its feature count from dY.shape[0], right at a D x D input alone.
+- M1 (one of twelve FAILs left unnamed): a binary cross-entropy of probabilities returning (p - t) / size.
 
 Forward and backward agree with each other in each mode, so no gradient shows either; without ``--reference`` the
 layer's own eval forward is the reference for its training output's mean (a dropout's E[Y_train] is its eval
@@ -154,3 +155,27 @@ def test_the_right_layer_passes_at_a_square_input_checked_at_another_batch(tmp_p
     code, out = check_source(tmp_path, LAYER_NORM.replace("AXIS", "-1"), "LayerNorm", "--input-shape", "5,5",
                              "--init", '{"dim": 5}')
     assert code == 0 and "also checked at a batch of 6" in " ".join(out.split()), out
+
+
+# M1 (one of the unnamed FAILs): a binary cross-entropy of probabilities whose backward returns (p - t) / size, the
+# gradient with respect to the logits (ai.stackexchange.com/questions/35741); its softmax twin was named, it was not
+BCE = """
+import numpy as np
+
+class BCE:
+    def forward(self, p, t):
+        self.p, self.t = p, t
+        return -np.mean(t * np.log(p) + (1 - t) * np.log(1 - p))
+
+    def backward(self, dout=1):
+        return dout * (self.p - self.t) / self.p.size
+"""
+
+
+def test_a_binary_cross_entropy_returning_the_logits_gradient_is_named(tmp_path):
+    code, out = check_source(tmp_path, BCE, "BCE", "--loss", "--input-shape", "6,3", "--pred", "unit", "--targets",
+                             "labels:2")
+    text = " ".join(out.split())
+    assert code == 1, text
+    assert "the gradient of the sigmoid and the binary cross-entropy together" in text, text
+    assert "(p - y) / (p * (1 - p)) / size" in text, text
