@@ -38,7 +38,7 @@ from .diagnose import Finding, kept_scale
 from .errors import UsageError
 from .sources import Call
 
-__all__ = ["random_mean_finding", "scale_difference", "SCALE_RTOL"]
+__all__ = ["random_mean_finding", "own_eval_mean_finding", "scale_difference", "SCALE_RTOL"]
 
 #: About how many entries the compared batch holds: the standard error of a dropout's mean ratio at p = 0.5 is then
 #: 1/sqrt(4000) = 0.016, so a 1/p against 1/(1-p) at p = 0.3 (a mean of 2.33 against 1) is 80 standard errors apart.
@@ -253,3 +253,59 @@ def scale_difference(Y: Any, X: np.ndarray, Y_ref: Any, cname: str, ref_name: st
     return (f"in training mode, {cname}'s output{at} keeps {kept.size / r.size:.0%} of the entries scaled by {s:.4g}; "
             f"{ours}. A scale of 1/p is p read as the probability of keeping an entry (CS231n's convention), "
             "1 the scale left out")
+
+
+def own_eval_mean_finding(pairs, cname: str, shape: tuple[int, ...], seed: int) -> Finding | None:
+    """The ``own-mean`` error Finding of the first ``(layer, at)`` of ``pairs`` whose training output is ``X`` times a
+    mask of 0 and one scale (a dropout) and whose mean, on one batch of positive entries (as
+    :func:`random_mean_finding`'s), is more than :data:`SIGMAS` standard errors from the layer's own eval output
+    ``c X``; None when each agrees or cannot be compared (no claim). Without ``--reference`` the eval forward is the
+    reference: a dropout's expected training output is its eval output whichever convention it follows (inverted:
+    E[Y] = X and Y = X; classic: keep * X in both), so an inverted dropout scaled again at test time (Angel-ML/mlcore
+    issue 5) or a drop probability p scaled by 1/p (at p = 0.3: 2.33 X against X) FAILs, which agreeing gradients
+    never show (bugs43 H1, H2).
+
+    Parameters
+    ----------
+    pairs : iterable of (layer, str)
+        The checked layer (local or sandboxed) as built, then rebuilt at the other value of each argument that can
+        hide a wrong scale (``" at p=0.3"``: :func:`gradcheck.sources.symmetric_args`), with the words naming it.
+    cname : str
+        The layer's name, for the message.
+    shape : tuple of int
+        The checked input's shape (its batch axis grown as :func:`random_mean_finding` grows it).
+    seed : int
+        The batch's seed.
+
+    Returns
+    -------
+    Finding or None
+        ``own-mean`` (severity ``error``: FAIL), or None.
+    """
+    rest = tuple(shape[1:])
+    n = max(int(shape[0]), -(-ENTRIES // max(1, int(np.prod(rest)))), SAMPLES)
+    X = np.random.default_rng([seed, 43]).uniform(0.5, 1.5, (n, *rest))
+    for layer, at in pairs:
+        try:
+            names, params = V.input_names(layer, 1), V.layer_params(layer, cname)
+            Y = Call(layer, cname, [X], names, params, True).forward(X.copy())
+            Y_eval = Call(layer, cname, [X], names, params, False).forward(X.copy())
+        except Exception:  # noqa: BLE001 - a forward that cannot take the larger batch: not compared, no claim
+            continue
+        got = _mean_ratio(Y, X)
+        ok = isinstance(Y_eval, np.ndarray) and Y_eval.shape == X.shape and np.all(np.isfinite(Y_eval))
+        all_kept, c = kept_scale(Y_eval, X) if ok else (0.0, None)
+        if got is None or got[3] is None or c is None or all_kept != 1:  # not a dropout's mask, or eval not c X
+            continue
+        if abs(got[0] - c) <= SIGMAS * got[1] + 1e-9 * abs(c):
+            continue
+        return Finding("own-mean", (
+            f"in training mode, {cname}'s output{at} averages {got[0]:.4g} X over {X.size} entries, its own eval "
+            f"output is {c:.4g} X ({abs(got[0] - c) / got[1]:.0f} standard errors apart; the masks are random, their "
+            f"mean is not): in training it {got[2]}. A dropout's expected training output is its eval output: "
+            "inverted dropout drops an entry with probability p and scales the kept ones by 1/(1 - p), so that "
+            "E[Y] = X in training, and leaves Y = X in eval (a scale of 1/p reads p as the probability of keeping an "
+            "entry, CS231n's convention; an eval forward scaled by 1 - p is classic dropout's, whose training mask "
+            "is not scaled); forward and backward agreeing with each other is not enough (the gradient check holds "
+            "your mask fixed)"), layer="Dropout")
+    return None

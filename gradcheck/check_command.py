@@ -344,6 +344,7 @@ def _run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
         jac_lines, jac_ok, jac_figs = _jacobian(args, layer, twin, shape, cname, diag)
     _running_stats(args, layer, reference, label, shape, diag)  # newuser35 H2: after training forwards
     _random_mean(args, layer, reference, label, init, shape, diag)  # newuser37 F7: a random forward's mean
+    _own_mean(args, layer, reference, label, shape, diag)  # bugs43 H1, H2: against its own eval forward
     _mini_batch_step(args, layer, label, shape, diag)  # nielsen36: after the gradients passed
     if args.twin and twin is None:  # not "add --twin": it was given
         for d in [diag, *diag.other_modes]:  # every mode checked (BatchNorm: eval and training)
@@ -910,6 +911,39 @@ def _random_mean(args, layer, reference, label: str, init: dict[str, Any], shape
         yield from _pair_at_other_rate(args, layer, init, own, cname, shape)
 
     if (found := random_mean_finding(pairs(), cname, shape, args.seed, args.reference, own is not None)) is not None:
+        diag.findings.append(found)
+
+
+def _own_mean(args, layer, reference, label: str, shape, diag) -> None:
+    """A passing layer checked in both modes without ``--reference``, whose training forward is random (held fixed for
+    the check: :data:`gradcheck.diagnose.HELD`): its training output's mean compared with its own eval output
+    (:func:`gradcheck._random_mean.own_eval_mean_finding`, an ``own-mean`` error Finding FAILs the check), as built and
+    again at the other value of each constructor argument that can hide a wrong scale (p = 0.3 for p = 0.5): bugs43
+    H1 (inverted dropout scaled again at test time) and H2 (a drop probability p scaled by 1/p) PASSed."""
+    from ._random_mean import own_eval_mean_finding
+    from .diagnose import HELD, _probe_inputs
+    from .sources import built_with, symmetric_args
+
+    modes = [d for d in [diag, *diag.other_modes] if d.result is not None]
+    if reference is not None or not diag.passed or not isinstance(shape[0], int) or {
+            d.training for d in modes} != {True, False} or not any(f.code in HELD for d in modes for f in d.findings):
+        return
+    cname = label.rpartition("::")[2]
+
+    def pairs():
+        yield layer, ""
+        for key, _, other in symmetric_args(layer):
+            try:
+                lay = built_with(layer, key, other, _probe_inputs(shape, args.seed, cname))
+            except Exception:  # noqa: BLE001 - a constructor refusing the value: not compared there
+                continue
+            try:
+                yield lay, f" at {key}={other:g}"
+            finally:
+                if lay is not layer and callable(getattr(lay, "release", None)):
+                    lay.release()
+
+    if (found := own_eval_mean_finding(pairs(), cname, shape, args.seed)) is not None:
         diag.findings.append(found)
 
 
@@ -2616,7 +2650,7 @@ def _check_loss_at(args, loss, label: str, init: dict[str, Any], shape, how: str
         args, label, res, (y_true, y_pred), twin, reference)
     # checked again where forward treats the data apart: predictions around its bounds (tester22s H4), inside a
     # clip close to 0 or 1 (at a step that stays there), targets equal to the constants it compares them with
-    for again in (_loss_straddled, _loss_clipped_edge, _loss_at_target_constants):
+    for again in (_loss_straddled, _loss_clipped_edge, _loss_at_target_constants, _loss_other_batch):
         if res.passed and (st := again(args, loss, (y_true, y_pred), (twin, reference, cname))) is not None:
             line, res2, (y_true, y_pred) = st
             res = res2 or res
@@ -2753,6 +2787,30 @@ def _fails_again(line, res2, data, data2, what):
         return line, None, data
     return line + ("; the loss passes at the drawn data but FAILS there: the table and diagnosis below are at "
                    f"those {what}"), res2, data2
+
+
+def _loss_other_batch(args, loss, data, more):
+    """``(header line, result, data)`` of a passing loss check made again with one more sample when the batch size
+    equals the last axis of the prediction (a 5 x 5 input for 5 classes), where a backward dividing by the one for
+    the other, ``dx / x.shape[1]`` for ``dx / x.shape[0]``, gives the right values (bugs43 H3: it PASSed); the result
+    there and its data when it fails, else the first; None for any other shape, a loss of data from ``--init`` (an
+    objective, ``--wrt``) or a loss that cannot be checked there. ``data``: ``(y_true, y_pred)``; ``more``:
+    ``(twin, reference, name)``."""
+    y_pred = data[1]
+    if y_pred.ndim < 2 or y_pred.shape[0] != y_pred.shape[-1] or getattr(loss, "objective", False) or (
+            (getattr(loss, "protocol", None) or {}).get("wrt")):
+        return None
+    n = y_pred.shape[0]
+    try:
+        y_true2, y_pred2, _ = loss_data(args.targets or "real", args.pred or "real", (n + 1, *y_pred.shape[1:]),
+                                        args.seed, low_dtype(args))
+    except Exception:  # noqa: BLE001 - kinds that do not fit the other shape: no claim
+        return None
+    if (res2 := _loss_again(args, loss, (y_true2, y_pred2.astype(y_pred.dtype)), more)) is None:
+        return None
+    line = (f"the batch size {n} equals the last axis of {loss_arg_names(loss)[0]}, so a backward dividing by the "
+            f"one for the other passes there: also checked at a batch of {n + 1}")
+    return _fails_again(line, res2, data, (y_true2, y_pred2.astype(y_pred.dtype)), "data")
 
 
 def _loss_straddled(args, loss, data, more):

@@ -227,6 +227,8 @@ DIAGNOSES: dict[str, Record] = {
         "a random forward's mean differs from the reference", "{message}", lesson=_DROP),
     "random-scale": Record(  # gradcheck._random_mean.scale_difference: the kept entries' scale (redteam39 F3)
         "a random forward's kept scale differs from the reference", "{message}", lesson=_DROP),
+    "own-mean": Record(  # gradcheck._random_mean.own_eval_mean_finding: without --reference (bugs43 H1, H2)
+        "a random forward's mean differs from its own eval forward", "{message}", lesson=_DROP),
     "mini-batch-step": Record(  # gradcheck._nielsen_step: Nielsen's update_mini_batch after its gradients passed
         "update_mini_batch's step is wrong", "{message}"),
     "fixed-mask": Record(  # _random_reference: a training forward the same at every call beside a random reference
@@ -244,6 +246,13 @@ DIAGNOSES: dict[str, Record] = {
         "classic (non-inverted) dropout", "{owner} is classic dropout, scaled at test time: in training it keeps "
         "{kept:.0%} of the entries unscaled (Y = X * mask), in eval mode it scales every entry by {c:.4g} (Y = {c:.4g} "
         "X). Its gradients agree with its forward in both modes, but " + INVERTED_DROPOUT, CLASSIC_DROPOUT_FIX, _DROP),
+    "dropout-scaled-twice": Record(  # _classic_dropout: inverted in training AND scaled at test time (bugs43 H1)
+        "inverted dropout scaled again at test time", "{owner} scales twice: in training it keeps {kept:.0%} of the "
+        "entries scaled by {s:.4g} (inverted dropout: E[Y] = X), in eval mode it scales every entry by {c:.4g} (Y = "
+        "{c:.4g} X), so the network sees {c:.4g} times at test time what it saw in training. Its gradients agree "
+        "with its forward in both modes, but inverted dropout's eval forward is the identity, Y = X",
+        "return X unchanged in eval mode (and dY in its backward): the 1/(1 - p) of training already keeps E[Y] = X",
+        _DROP),
     "all-dropped": Record(
         "every entry dropped", "{mode}the forward does not depend on its input{how}: a mask that "
         "drops every entry gives dX = 0 whatever backward does, so a comparison of zeros is no check (a "
@@ -932,6 +941,13 @@ DIAGNOSES: dict[str, Record] = {
         "cross-entropy together with respect to the softmax's input (the logits), but this loss's input {pred} "
         "holds the probabilities themselves (each row sums to 1), and its gradient with respect to {pred} is {want}", "return {want} here, or move (p - y){n} into a loss that takes the logits "
         "and applies the softmax itself (the softmax layer's backward then must not be applied again)",
+        "03-softmax-cross-entropy.md"),
+    "fused-sigmoid-bce": Record(  # name_fused_sigmoid_bce (bugs43 M1)
+        "sigmoid's gradient in a loss on probabilities", "{t} is {got}, the gradient of the sigmoid and the binary "
+        "cross-entropy together with respect to the sigmoid's input (the logits), but this loss's input {pred} holds "
+        "the probabilities themselves (entries in (0, 1)), and its gradient with respect to {pred} is {want}",
+        "return {want} here, or move (p - y){n} into a loss that takes the logits and applies the sigmoid itself "
+        "(PyTorch's BCEWithLogitsLoss; the sigmoid layer's backward then must not be applied again)",
         "03-softmax-cross-entropy.md"),
     "softmax-ce-label": Record(
         "softmax cross-entropy's backward", "{t} is {got}, where the cross-entropy of softmax({pred}) has the "
@@ -2453,6 +2469,7 @@ def name_loss_gradient(tensor: str, manual: Any, numerical: Any, forward, y_true
         found = (name_power_factor(tensor, manual, numerical, forward, y_true, y_pred)
                  or name_classes_count(tensor, manual, numerical, shape) or found)
     return (found or name_fused_softmax_ce(tensor, manual, numerical, y_true, y_pred, names[0])
+            or name_fused_sigmoid_bce(tensor, manual, numerical, y_true, y_pred, names[0])
             or name_softmax_ce_label(tensor, manual, numerical, y_true, y_pred, names[0])
             or name_hinge_count(tensor, manual, numerical, y_true)
             or name_label_added(tensor, manual, numerical, y_true)
@@ -2530,6 +2547,34 @@ def name_fused_softmax_ce(tensor: str, manual: Any, numerical: Any, y_true: Any,
                 n, -Y / P / (P.shape[0] if mean else 1), 1e-5, 1e-9) else "the derivative of forward's formula"
             return _find("fused-softmax-ce", tensor, got=words, want=want, pred=pred,
                          n=" / N" if c != 1 else "")
+    return None
+
+
+def name_fused_sigmoid_bce(tensor: str, manual: Any, numerical: Any, y_true: Any, y_pred: Any,
+                           pred: str = "y_pred") -> Finding | None:
+    """A binary cross-entropy on probabilities whose backward returns the fused sigmoid + cross-entropy gradient
+    ``(p - y) / c`` (c = the size, the batch or 1), the gradient with respect to the logits, where the derivative of
+    ``-mean(y log p + (1 - y) log(1 - p))`` is ``(p - y) / (p (1 - p)) / c`` (bugs43 M1, ai.stackexchange.com
+    question 35741): ``y_pred`` entries in (0, 1), ``y_true`` of its shape in [0, 1], ``manual`` equal to
+    ``(y_pred - y_true) / c`` (to 1e-9) and the numerical gradient not.
+
+    Returns
+    -------
+    Finding or None
+        ``fused-sigmoid-bce``.
+    """
+    m, n, P = (np.asarray(a, dtype=np.float64) for a in (manual, numerical, y_pred))
+    Y = np.asarray(y_true, dtype=np.float64)
+    if P.ndim < 1 or Y.shape != P.shape or m.shape != P.shape or not np.all(np.isfinite(m)) or not (
+            np.all((P > 0) & (P < 1)) and np.all((Y >= 0) & (Y <= 1))) or close(n, m, 1e-6, 1e-9):
+        return None
+    for c, words in ((P.size, f"({pred} - y) / size, size = {P.size}"), (P.shape[0], f"({pred} - y) / N, N = "
+                                                                                       f"{P.shape[0]}"), (1, f"{pred} - y")):
+        if close(m, (P - Y) / c, 1e-9, 1e-12):
+            per = {P.size: " / size", P.shape[0]: " / N", 1: ""}[c]
+            want = f"(p - y) / (p * (1 - p)){per}" if close(n, (P - Y) / (P * (1 - P)) / c, 1e-5, 1e-9) else \
+                "the derivative of forward's formula"
+            return _find("fused-sigmoid-bce", tensor, got=words, want=want, pred=pred, n=per)
     return None
 
 
@@ -6853,6 +6898,9 @@ def _diagnose_as_given(layer, X, owner: str, training, more, kw, drawn: bool) ->
             diag = at_other_args(layer, X, diag, lambda lay: _diagnose_variants(
                 lay, X, owner, training, (None, None, False, upstream), kw), seed)
         _classic_named(diag, _probe_inputs(X, seed, owner), owner)  # both modes agree with their own forwards
+        if drawn and diag.passed:  # a D x D input hides a size read from the wrong axis (bugs43 H4)
+            diag = at_other_batch(layer, X, diag, lambda X2: _diagnose_variants(
+                layer, X2, owner, training, (None, None, False, upstream), kw), seed)
         if drawn and (diag.passed or diag.codes[:1] == ["stale-cache"]):  # "wrong at another input": which?
             diag = at_straddled_inputs(layer, X, diag, lambda X2: _diagnose_variants(
                 layer, X2, owner, training, (None, None, False, upstream), kw), seed)
@@ -6969,8 +7017,9 @@ def _classic_dropout(diag: Diagnosis, inputs: Sequence[np.ndarray], owner: str) 
     et al. 2012's original; Srivastava et al. 2014, section 10): its training output keeps some entries of the probe
     input unscaled and drops the others, its eval output is the input times one constant in (0, 1). Forward and
     backward agree with each other in each mode, so no gradient shows it; inverted dropout, which every framework and
-    lesson 24 use, scales in training and is the identity in eval. None for anything else (one mode checked, inverted
-    dropout, another layer)."""
+    lesson 24 use, scales in training and is the identity in eval. Its sibling, ``dropout-scaled-twice``: inverted in
+    training (kept entries scaled by 1/(1 - p)) and scaled by 1 - p again in eval (Angel-ML/mlcore issue 5; bugs43
+    H1). None for anything else (one mode checked, inverted dropout, another layer)."""
     outs = {d.training: getattr(d.result, "_output", None) for d in [diag, *diag.other_modes] if d.result is not None}
     X = inputs[0] if len(inputs) == 1 else None
     Yt, Ye = outs.get(True), outs.get(False)
@@ -6978,7 +7027,11 @@ def _classic_dropout(diag: Diagnosis, inputs: Sequence[np.ndarray], owner: str) 
             Yt.shape == Ye.shape == X.shape) or not np.all(X != 0):
         return None
     (share, s), (all_kept, c) = kept_scale(Yt, X), kept_scale(Ye, X)
-    if s is None or c is None or not 0 < share < 1 or abs(s - 1) > 1e-9 or all_kept != 1 or not 0 < c < 1 - 1e-9:
+    if s is None or c is None or not 0 < share < 1 or all_kept != 1 or not 0 < c < 1 - 1e-9:
+        return None
+    if s > 1 + 1e-9 and abs(s * c - 1) <= 1e-9:  # 1/(1 - p) in training and (1 - p) again in eval (bugs43 H1)
+        return _find("dropout-scaled-twice", owner=owner, kept=share, s=s, c=c)
+    if abs(s - 1) > 1e-9:
         return None
     return _find("classic-dropout", owner=owner, kept=share, c=c, inv=1 / c)
 
@@ -7246,6 +7299,31 @@ def _unchecked_constants(layer: Any, inputs: Sequence[np.ndarray]) -> tuple[list
     cs = [c for c in _compared_constants(layer) if abs(c) <= V.STRADDLE_MAX]
     return [c for c in cs if c < lo or c > hi], [c for c in cs if lo <= c <= hi and not (
         np.any((x > c) & (x <= c + SIDE_REACH)) and np.any((x < c) & (x >= c - SIDE_REACH)))]
+
+
+def at_other_batch(layer: Any, X: Any, diag: Diagnosis, check: Any, seed: int) -> Diagnosis:
+    """``diag`` (a passing diagnosis of ``layer``, one float input whose batch size equals its last axis: a 5 x 5
+    input of a layer over 5 features) checked again, by :func:`_again_at`, with one more sample drawn: there a
+    backward reading a size from the one axis for the other (a layer norm's ``D = dY.shape[0]``) gives the right
+    values (bugs43 H4: it PASSed). ``check(X2)`` is the diagnosis at inputs ``X2``. Returns the diagnosis there when
+    it FAILS, else ``diag``; either with an info finding saying so (``other-batch-note``)."""
+    inputs = _probe_inputs(X, seed, diag.name)
+    x0 = inputs[0]
+    if len(inputs) != 1 or x0.dtype.kind != "f" or x0.ndim < 2 or x0.shape[0] != x0.shape[-1] or x0.shape[0] < 2:
+        return diag
+    n = x0.shape[0]
+    X2 = [np.random.default_rng([seed, 43]).standard_normal((n + 1, *x0.shape[1:])).astype(x0.dtype)]
+    ran, d = _again_at(lambda: check(X2))
+    if not ran:
+        return diag
+    line = (f"the batch size {n} equals the last axis of {V.input_names(layer, 1)[0]}, so a backward reading a size "
+            f"from the one for the other passes there: also checked at a batch of {n + 1}")
+    if d is None:
+        diag.findings.append(Finding("other-batch-note", line + " (passed)", severity="info"))
+        return diag
+    d.findings.append(Finding("other-batch-note", line + ": the layer passes at the drawn input but FAILS there; "
+                              "the table and diagnosis are at that batch", severity="info"))
+    return d
 
 
 def at_straddled_inputs(layer: Any, X: Any, diag: Diagnosis, check: Any, seed: int) -> Diagnosis:
