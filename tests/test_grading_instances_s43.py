@@ -71,8 +71,17 @@ def test_a_layer_wrong_alone_is_not_said_to_share():
         def backward(self, dY):
             return 2 * dY * (self.X > 0)
     verdict = instances_apart([Doubled(), Doubled()], np.array([[1.0, -2.0], [-3.0, 4.0]]), [mp.ReLU(), mp.ReLU()])
-    assert not verdict.passed and "share state" not in verdict.parts[0].message
-    assert "the values are wrong" in verdict.parts[0].message
+    part = verdict.parts[0]
+    assert not part.passed and part.points == 0.0 and "share state" not in part.message
+    assert "not judged: the first instance is wrong used alone" in part.message
+
+
+def test_a_mutant_wrong_alone_keeps_its_score():
+    """A layer wrong alone loses what the trials charge and nothing more: the db-mean mutant's hidden score is 2/3, as
+    before the check was added (the hostile batch's and the mutants' scores stand)."""
+    bug = _submission("linear_relu_ce", "db_mean", ("self.grads[\"b\"] = dY.sum(axis=0)",
+                                                    "self.grads[\"b\"] = dY.mean(axis=0)"))
+    assert score(LRC.test_hidden_linear_random_shapes, bug, 0) == pytest.approx(2 / 3)
 
 
 def test_instances_apart_takes_two_of_each():

@@ -2624,7 +2624,9 @@ def instances_apart(layers: Sequence[Any], X: np.ndarray, references: Sequence[A
     references : sequence of two layers
         Two instances of the reference class built with the same arguments.
     points : float, default 1.0
-        The part's weight.
+        The part's weight when the instances share state. Where they do not (a right layer, or one wrong used alone,
+        which the test's other checks charge), the part weighs 0: adding the check to a test changes the score of no
+        other submission.
     seed : int, default 0
         Seed of the first instance's parameters and of the upstream gradients.
 
@@ -2652,11 +2654,12 @@ def instances_apart(layers: Sequence[Any], X: np.ndarray, references: Sequence[A
     wrong = _wrong_values({f"the {which[i]} instance's {k}": (theirs[i][k], v) for i in range(2)
                            for k, v in ours[i].items()}, len(xs[0]))
     if not wrong:
-        return Verdict([Part("instances apart", points, True)])
+        return Verdict([Part("instances apart", 0.0, True)])
     evaluation_point(layers[0], references[0], seed=seed, xs=[xs[0].copy()])  # the first alone: is it sharing?
     alone = _in_turn(layers[:1], xs[:1], seed, owner)[0]
     if _wrong_values({f"the first instance's {k}": (alone[k], v) for k, v in ours[0].items()}, len(xs[0])):
-        return Verdict([Part("instances apart", points, False, _wrong_message(wrong))])
+        return Verdict([Part("instances apart", 0.0, False, "not judged: the first instance is wrong used alone too "
+                             f"(the test's other checks say how); {_wrong_message(wrong)}")])
     return Verdict([Part("instances apart", points, False, (
         f"two {owner} instances used in turn, as in a network (forward of the first, forward of the second, "
         f"backward of the first, backward of the second), do not each give their own results: {wrong[0][1]}. The "
