@@ -7313,12 +7313,12 @@ def at_other_batch(layer: Any, X: Any, diag: Diagnosis, check: Any, seed: int) -
         return diag
     n = x0.shape[0]
     X2 = [np.random.default_rng([seed, 43]).standard_normal((n + 1, *x0.shape[1:])).astype(x0.dtype)]
-    ran, d = _again_at(lambda: check(X2))
-    if not ran:
+    ran, d = _again_at(lambda: check(X2), keep_pass=True)
+    if d is None:  # raised or stopped there (a layer of square inputs alone: Y = X @ X): no claim about that batch
         return diag
     line = (f"the batch size {n} equals the last axis of {V.input_names(layer, 1)[0]}, so a backward reading a size "
             f"from the one for the other passes there: also checked at a batch of {n + 1}")
-    if d is None:
+    if d.passed:
         diag.findings.append(Finding("other-batch-note", line + " (passed)", severity="info"))
         return diag
     d.findings.append(Finding("other-batch-note", line + ": the layer passes at the drawn input but FAILS there; "

@@ -179,3 +179,26 @@ def test_a_binary_cross_entropy_returning_the_logits_gradient_is_named(tmp_path)
     assert code == 1, text
     assert "the gradient of the sigmoid and the binary cross-entropy together" in text, text
     assert "(p - y) / (p * (1 - p)) / size" in text, text
+
+
+MAT_SQUARE = """
+import numpy as np
+
+class MatSquare:
+    def __init__(self):
+        self.params, self.grads = {}, {}
+
+    def forward(self, X):
+        self.X = X
+        return X @ X
+
+    def backward(self, dY):
+        return dY @ self.X.T + self.X.T @ dY
+"""
+
+
+def test_a_layer_of_square_inputs_alone_claims_no_other_batch(tmp_path):
+    """Y = X @ X runs on square inputs alone: the check at a batch of 6 cannot run, and the note must not say it
+    passed there (it said "also checked at a batch of 6 (passed)")."""
+    code, out = check_source(tmp_path, MAT_SQUARE, "MatSquare", "--input-shape", "5,5")
+    assert code == 0 and "batch of 6" not in " ".join(out.split()), out
