@@ -20,38 +20,6 @@ held in a list of slots, no Tensor objects, no tape, no reverse walk. The arithm
 same functions on the same values in the same order, so the replay's numbers are the eager
 step's bit for bit (``tests/test_autoprop_function_s38.py`` checks it).
 
-numpy constants (issue 15). tf.function keeps the numpy values its Python computes while tracing as constants of
-the graph. Here an array is a constant of the trace only where its provenance says it cannot differ at a later call
-with the same signature:
-
-* an array that numpy's constructors (``np.zeros``, ``np.ones``, ``np.empty``, ``np.full``, ``np.eye``,
-  ``np.identity``, ``np.arange``, ``np.linspace``, ``np.array``/``np.asarray`` of numbers, ``np.diag``,
-  ``np.triu_indices``, ``np.meshgrid`` & co.: ``_CONSTRUCTORS``) make from Python values, called by the function's
-  own code (not a library's) by their numpy names (``np.zeros``, ``anp.zeros``; read from the call's source span,
-  Python 3.11+: before, such an array is refused as before);
-* whatever numpy computes from such arrays and Python values only: ``3 * np.eye(3)``, ``np.triu(np.ones((n, n)), 1)
-  * -1e10``, slices, reshapes, ``c.sum()``, writes of constants into one (``h[0] = 1.0``, ``c += 1``); Tensors made
-  from them (``ap.constant(np.eye(3))``, autoprop.numpy's names on them, ``np.zeros_like(x)`` of a traced ``x``);
-* Python ints (shapes, counts, indices) count as Python values, constants of the trace whatever they were read
-  from (a dict, an attribute, ``len(lst)``), as in TensorFlow; a float or complex only when it is a literal of the
-  traced code, a Python argument of the call or a global or closure value of the function (each part of the
-  signature), and a numpy scalar only when computed from constants (``c.sum()``, ``c[0]``): a draw
-  (``rng.random()``), ``float(outside[0])``, ``W.tolist()`` or ``cfg.scale`` is refused; a Python list only when
-  nothing outside the running code holds it (a literal, a local, an argument: ``np.array(SCALES)`` of a global
-  list, changed in place between calls, is refused).
-
-Not a constant, refused where it enters an operation, naming why and the line: an array that meets any other array
-(an argument's values, an array from outside the function, a draw, an
-integer argument as an index: ``np.eye(n)[y]``, one-hot by the labels; ``ap.constant(np.eye(n))[y]`` is recorded,
-read at each replay), or whose memory was written with such a value (``h[:] = outside``, ``np.copyto``, ``out=``),
-or viewed as a plain array (``c.view(np.ndarray)``, writes through it unseen). Each use holds a copy of the value the
-array has then, and so does the tracing call's tape (a write after a use changes later uses only, as eagerly).
-A constant the function keeps after the call (a cache in a dict, an attribute, a global, a closure), or returns, is
-refused at the trace's end: the user could change or rebind it before a later call, which a replay would not see.
-While tracing, the constants' memory is read-only to code the trace cannot follow, so ``rng.shuffle(c)`` or
-``rng.random(out=c)`` (numpy's Cython) raises :class:`TraceError` instead of freezing a draw. A tensor written into a numpy array (``H[t + 1] = h``) is refused
-with the rewrite (a list and ``np.stack``).
-
 This module stands above ``autoprop.core`` (as ``optimizers`` does): the core reports to the
 trace in progress through ``autoprop.core.tensor._TRACERS`` and knows nothing of this module,
 layers or optimizers; the optimizer reports through ``manualprop.optim._APPLY_HOOKS``.
@@ -59,18 +27,14 @@ layers or optimizers; the optimizer reports through ``manualprop.optim._APPLY_HO
 
 from __future__ import annotations
 
-import ast
 import copy
 import dis
 import functools
-import gc
 import linecache
 import os
 import sys
-import sysconfig
 import threading
 import types
-import weakref
 
 import numpy as np
 
@@ -106,19 +70,6 @@ def _user_line():
             return f"{f.f_code.co_filename}:{f.f_lineno}" + (f": `{src}`" if src else "")
         f = f.f_back
     return "an unknown line"
-
-
-def _exc_line(exc):
-    """``file:line: source`` of the innermost frame of ``exc``'s traceback outside the libraries (:data:`_LIBRARY`)."""
-    where = "an unknown line"
-    tb = exc.__traceback__
-    while tb is not None:
-        name = os.path.abspath(tb.tb_frame.f_code.co_filename)
-        if not name.startswith(_LIBRARY) and not name.endswith(".pyx"):  # (Cython's frames: numpy's .pyx)
-            src = linecache.getline(tb.tb_frame.f_code.co_filename, tb.tb_lineno).strip()
-            where = f"{tb.tb_frame.f_code.co_filename}:{tb.tb_lineno}" + (f": `{src}`" if src else "")
-        tb = tb.tb_next
-    return where
 
 
 def _wrap(v):
@@ -235,6 +186,14 @@ def _has_tensor(args):
     return False
 
 
+def _plain_arg(a):
+    if isinstance(a, _TracedInts):
+        return np.ndarray.view(a, np.ndarray)
+    if type(a) in (list, tuple):
+        return type(a)(_plain_arg(e) for e in a)
+    return a
+
+
 def _array_bound(v):
     """True for a slice with an array or a tensor as a bound (``W[k:]``, k a 0-d integer array argument): a
     value of the call that would be a constant of the trace (verify39 F1: replayed with the first call's k)."""
@@ -280,14 +239,14 @@ class _TracedInts(np.ndarray):
             return NotImplemented  # (the Tensor's own dispatch records the operation)
         self._guard(f"np.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}"))
         if "out" in kwargs:
-            kwargs["out"] = _plain(kwargs["out"])
-        return getattr(ufunc, method)(*_plain(inputs), **kwargs)
+            kwargs["out"] = _plain_arg(kwargs["out"])
+        return getattr(ufunc, method)(*_plain_arg(inputs), **kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
         if _has_tensor(args) or _has_tensor(kwargs.values()):
             return NotImplemented
         self._guard(f"np.{func.__name__}")
-        return func(*_plain(args), **{k: _plain(v) for k, v in kwargs.items()})
+        return func(*_plain_arg(args), **{k: _plain_arg(v) for k, v in kwargs.items()})
 
     def view(self, *args, **kwargs):
         out = np.ndarray.view(self, *args, **kwargs)
@@ -377,388 +336,6 @@ def _escape_guard(name, original, thread):
     return escape
 
 
-# ---------------------------------------------------------------- numpy constants made inside the function
-# (issue 15) tf.function holds the numpy values its Python computes while tracing as constants of the graph. Here
-# an array is a constant of the trace only when its provenance says it cannot differ at a later call: numpy's
-# constructors (np.zeros, np.eye, np.arange, np.array of numbers: _CONSTRUCTORS) called by the function from
-# Python values, and whatever numpy computes from such arrays and Python values only (3 * np.eye(3),
-# np.triu(np.ones((3, 3)), 1), a slice, a reshape), marked by the type _TraceConst. An array that meets any other
-# array (an argument's values, an array from outside the function, a draw, an integer argument as an index) is not,
-# nor one written into with such a value (the memory's owner is "tainted"); both are refused where they enter an
-# operation, naming why. Tensors made inside from constants (ap.constant([1., 2.]), autoprop.numpy's names on
-# them) are kept by key (_Trace.consts).
-
-
-def _root(a):
-    """The array that owns ``a``'s memory (the end of its ``base`` chain)."""
-    while isinstance(a.base, np.ndarray):
-        a = a.base
-    return a
-
-
-def _plain(a):
-    """``a`` with each :class:`_TraceConst` and :class:`_TracedInts` in it (in lists, tuples, dict values) a plain
-    ndarray view."""
-    if isinstance(a, (_TraceConst, _TracedInts)):
-        return np.ndarray.view(a, np.ndarray)
-    if type(a) in (list, tuple):
-        return type(a)(_plain(e) for e in a)
-    if type(a) is dict:
-        return {k: _plain(v) for k, v in a.items()}
-    return a
-
-
-def _tracing_now():
-    """The trace recording this thread now, or None."""
-    if _TRACERS:
-        t = _TRACERS[-1]
-        if t.active:
-            return t
-    return None
-
-
-def _const_of(r, trace, taint=None):
-    """numpy's result ``r`` with each plain array in it a :class:`_TraceConst` of ``trace`` (``taint``: why it is
-    not a constant, None when it is)."""
-    if type(r) is np.ndarray:
-        v = r.view(_TraceConst)
-        v._ap_trace, v._ap_taint = trace, taint
-        trace.views.append(weakref.ref(v))
-        if taint is None:
-            trace.const_root(v)
-        return v
-    if isinstance(r, _TraceConst):
-        r._ap_trace, r._ap_taint = trace, taint or r._ap_taint
-        if taint is None:
-            trace.const_root(r)
-        return r
-    if isinstance(r, np.generic):
-        if taint is None:
-            trace.scalars[id(r)] = r  # (a numpy scalar computed from constants: c.sum(), c[0])
-        return r
-    if type(r) in (list, tuple):
-        return type(r)(_const_of(e, trace, taint) for e in r)
-    if isinstance(r, tuple) and hasattr(r, "_fields"):  # (numpy's named results: EighResult)
-        return type(r)(*(_const_of(e, trace, taint) for e in r))
-    return r
-
-
-def _literals(code):
-    """``({id: value}, {id: tuple}, {tuples})`` of ``code``'s literals: its floats and complex numbers, and its tuples
-    of ints (``(0, 2, 1)``, also the constant behind a list display ``[0, 2, 1]``), nested in its constants' tuples
-    and frozensets; nested code objects have their own."""
-    scalars, tuples, values, stack = {}, {}, set(), list(code.co_consts)
-    while stack:
-        k = stack.pop()
-        if type(k) in (float, complex):
-            scalars[id(k)] = k
-        elif type(k) in (tuple, frozenset):
-            stack.extend(k)
-            if type(k) is tuple and all(type(e) in (int, bool) for e in k):
-                tuples[id(k)] = k
-                values.add(k)
-    return scalars, tuples, values
-
-
-def _held(obj, skip, depth):
-    """Whether ``obj`` (a list, a tuple or list holding it) is held by anything but running frames and tuples and
-    lists so held (the rows of ``np.array([[1.0, 2.0], [3.0, 4.0]])`` are held by the literal's list only)."""
-    holders = gc.get_referrers(obj)
-    skip = skip | {id(holders)}  # (this search's own list)
-    for r in holders:
-        if id(r) in skip or isinstance(r, (types.FrameType, types.GeneratorType)) or hasattr(type(r), "__next__"):
-            continue  # (running code: a frame, a generator, a loop's iterator)
-        if type(r) in (tuple, list) and depth < 4:
-            if _held(r, skip, depth + 1):
-                return True
-            continue
-        return True
-    return False
-
-
-def _links_to(r, o):
-    """``(r, key, o)`` for each place where the container ``r`` holds ``o``: a dict's key, a list's index, a closure
-    cell (key None), a ``__slots__`` attribute (key the attribute's name, as a 1-tuple)."""
-    t = type(r)
-    if t is dict:
-        return [(r, k, o) for k, v in r.items() if v is o]
-    if t is list:
-        return [(r, i, o) for i, v in enumerate(r) if v is o]
-    if t is types.CellType:
-        return [(r, None, o)] if _follow(r, None) is o else []
-    out = []
-    d = getattr(r, "__dict__", None)
-    if type(d) is dict and not isinstance(r, (type, types.ModuleType)):  # (an object whose attributes Python keeps
-        out = [(d, k, o) for k, v in d.items() if v is o]  # inline: its dict made now, which then holds them)
-    names = [n for c in t.__mro__ for n in (getattr(c, "__slots__", ()) if not isinstance(
-        getattr(c, "__slots__", ()), str) else (c.__slots__,))]
-    return out + [(r, (n,), o) for n in names if getattr(r, n, _UNBOUND) is o]
-
-
-def _option_holder(r):
-    """Whether ``r`` may be where a user keeps an option (a module's names, an object's attributes, a dict of options,
-    a list or tuple of them, a closure): not running code (a frame, a generator, a loop's iterator), nor a record of
-    autoprop's holding tensors or arrays (an operation's arguments), nor a registry keyed by ids."""
-    if isinstance(r, (types.FrameType, types.GeneratorType)) or hasattr(type(r), "__next__"):
-        return False
-    t = type(r)
-    if t in (list, tuple):
-        return not any(isinstance(e, (Tensor, np.ndarray)) for e in r)
-    if t is dict:
-        return all(type(k) is str for k in r) and not any(isinstance(v, (Tensor, np.ndarray)) for v in r.values())
-    if t is types.CellType:
-        return True
-    mod = getattr(t, "__module__", "") or ""
-    return not (mod.startswith(("autoprop", "manualprop", "numpy", "builtins", "gc", "types")))
-
-
-def _follow(c, k):
-    """What the link ``(c, k)`` of :meth:`_Trace.holders` reaches now."""
-    if type(c) is dict:
-        return c.get(k, _UNBOUND)
-    if type(c) is list:
-        return c[k] if k < len(c) else _UNBOUND
-    if k is None:
-        try:
-            return c.cell_contents
-        except ValueError:
-            return _UNBOUND
-    return getattr(c, k[0], _UNBOUND)
-
-
-def _arrays_in(x):
-    if isinstance(x, np.ndarray):
-        yield x
-    elif isinstance(x, (list, tuple)):
-        for e in x:
-            yield from _arrays_in(e)
-    elif type(x) is dict:
-        for e in x.values():
-            yield from _arrays_in(e)
-
-
-def _tensor_in(x):
-    return isinstance(x, Tensor) or isinstance(x, (list, tuple)) and any(_tensor_in(e) for e in x)
-
-
-def _result(trace, r, inputs, what, written=()):
-    """A numpy result computed from ``inputs`` while ``trace`` records: a constant of the trace when every input
-    is one, else marked with why not; ``written``: arrays the call wrote into (tainted then)."""
-    if trace is None:
-        return r
-    if trace.is_const(inputs):
-        return _const_of(r, trace)
-    why = f"computed by {what} at {_user_line()} from a value that is not a constant of the trace"
-    for w in (*written, *_arrays_in(r)):  # (and a view of a constant's memory in r: np.broadcast_arrays)
-        if isinstance(w, np.ndarray):
-            trace.taint(w, why)
-    return _const_of(r, trace, why)
-
-
-_WRITES_FIRST = {np.copyto, np.put, np.place, np.putmask, np.fill_diagonal, np.put_along_axis}
-
-
-class _unlocked:
-    """``with _unlocked(arrays):`` the read-only constants among ``arrays`` (and the arrays their memory comes
-    through) writable for a write the trace follows, read-only again after."""
-
-    def __init__(self, arrays):
-        self.opened = []
-        for a in arrays:
-            if isinstance(a, np.ndarray) and not a.flags.writeable:
-                chain = [a]
-                while isinstance(chain[-1].base, np.ndarray):
-                    chain.append(chain[-1].base)
-                trace = _tracing_now()
-                if trace is None or id(chain[-1]) not in trace.const_roots and id(chain[-1]) not in trace.tainted:
-                    continue  # (another read-only array: numpy's own error)
-                for b in reversed(chain):
-                    if not b.flags.writeable:
-                        b.flags.writeable = True
-                        self.opened.append(b)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        trace = _tracing_now()
-        for b in reversed(self.opened):
-            if trace is None or id(_root(b)) not in trace.tainted:
-                b.flags.writeable = False
-
-
-class _TraceConst(np.ndarray):
-    """A numpy array the traced function made from Python values only (see above): held as a constant of the
-    trace where it enters an operation, unless ``_ap_taint`` (why not) is set or its memory was written with a
-    value that is not constant (``_Trace.tainted``). numpy's operations on it give :class:`_TraceConst` results,
-    marked by their inputs; beside a Tensor it defers to the Tensor's dispatch, which records it as a constant.
-    Its priority is below ndarray's, so a plain array's method (``a.dot(c)``) gives a plain array."""
-
-    __array_priority__ = -1.0
-
-    def __repr__(self):  # (numpy's, as the eager array prints)
-        return repr(np.ndarray.view(self, np.ndarray))
-
-    def __array_finalize__(self, obj):
-        self._ap_trace = getattr(obj, "_ap_trace", None)
-        if self._ap_trace is not None:
-            self._ap_trace.views.append(weakref.ref(self))
-        taint = getattr(obj, "_ap_taint", None)
-        if taint is None and self._ap_trace is not None:  # (a copy of a written array: not a constant either)
-            hit = self._ap_trace.tainted.get(id(_root(obj)))
-            taint = hit[1] if hit is not None else None
-        self._ap_taint = taint
-
-    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        out = kwargs.get("out")
-        if _tensor_in(inputs) or out is not None and _tensor_in(out):
-            return NotImplemented  # (the Tensor's dispatch records the operation, or refuses out=)
-        written = (inputs[0],) if method == "at" else out or ()
-        with _unlocked(written):
-            r = getattr(ufunc, method)(*_plain(inputs), **_plain(kwargs))  # (out's plain views made unlocked)
-        if out is not None:
-            rs = list(r) if type(r) is tuple else [r]
-            for i, o in enumerate(out):
-                if o is not None and i < len(rs):
-                    rs[i] = o
-            r = tuple(rs) if type(r) is tuple else rs[0]
-        ins = (inputs, {k: v for k, v in kwargs.items() if k != "out"})
-        trace = _tracing_now()
-        why = trace.ints_in(inputs, f"np.{ufunc.__name__} of") if trace is not None else None
-        if why:
-            return _const_of(r, trace, f"computed at {_user_line()} by {why}")
-        return _result(_tracing_now(), r, ins, f"np.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}"),
-                       written)
-
-    def __array_function__(self, func, types, args, kwargs):
-        if any(issubclass(t, Tensor) for t in types):
-            return NotImplemented
-        written = (args[0],) if func in _WRITES_FIRST and args else ()
-        if kwargs.get("out") is not None:
-            written = (*written, *(kwargs["out"] if type(kwargs["out"]) is tuple else (kwargs["out"],)))
-        with _unlocked(written):
-            r = func(*_plain(args), **_plain(kwargs))
-        return _result(_tracing_now(), r, (args, kwargs), f"np.{func.__name__}", written)
-
-    def __getitem__(self, key):
-        r = np.ndarray.__getitem__(self, key)
-        trace = _tracing_now()
-        if (trace is not None and isinstance(r, np.generic) and self._ap_trace is trace
-                and trace.is_const(self) and trace.is_const(key)):
-            trace.scalars[id(r)] = r  # (c[0] of a constant: a constant)
-        if trace is not None and isinstance(r, np.ndarray) and self._ap_trace is trace:
-            why = trace.ints_in(key if type(key) is tuple else (key,), "indexed by")
-            if why:
-                return _const_of(r, trace, f"indexed at {_user_line()}: {why}")
-        if trace is not None and isinstance(r, np.ndarray) and not trace.is_const(key):
-            r = _const_of(r, trace, f"indexed at {_user_line()} by an array that is not a constant of the trace "
-                          "(an integer argument's values?)")
-        return r
-
-    def __setitem__(self, key, value):
-        trace = _tracing_now()
-        if trace is not None and self._ap_trace is trace:
-            if _tensor_in(value) and not trace.is_const(value) and _from_user():
-                raise TraceError(
-                    f"autoprop.function: a tensor is written into a numpy array at {_user_line()}. A numpy array "
-                    "holds numbers, not a traced value: the write would keep the first call's numbers, and no "
-                    "tape sees it. Collect the pieces in a Python list and stack them (hs.append(h); "
-                    "H = np.stack(hs)), or build the array with np.concatenate or ap.where.")
-            why = trace.ints_in((*(key if type(key) is tuple else (key,)), value), "written at")
-            if why:
-                trace.taint(self, f"written at {_user_line()}: {why}")
-            elif not (trace.is_const(key) and trace.is_const(value)):
-                trace.taint(self, f"written at {_user_line()} with a value that is not a constant of the trace")
-        with _unlocked((self,)):
-            np.ndarray.__setitem__(self, key, _plain(value))
-
-    def view(self, *args, **kwargs):
-        r = np.ndarray.view(self, *args, **kwargs)
-        trace = _tracing_now()
-        if trace is not None and not isinstance(r, _TraceConst) and _from_user():  # (writes through it unseen)
-            trace.taint(self, f"viewed as a plain array at {_user_line()}")
-        return r
-
-
-def _method(name, writes):
-    method = getattr(np.ndarray, name)
-
-    def run(self, *args, **kwargs):
-        with _unlocked((self,) if writes else ()):
-            r = method(np.ndarray.view(self, np.ndarray), *_plain(args), **_plain(kwargs))
-        trace = _tracing_now()
-        if trace is None or self._ap_trace is not trace:
-            return r
-        return _result(trace, r, (self, args, kwargs), f".{name}()", (self,) if writes else ())
-    run.__name__ = name
-    return run
-
-
-# the methods that take another array (or write one in): marked by all their inputs
-for _name, _writes in (("dot", False), ("take", False), ("compress", False), ("choose", False),
-                       ("repeat", False), ("searchsorted", False), ("put", True), ("fill", True),
-                       ("itemset", True), ("setfield", True), ("sort", True), ("partition", True),
-                       ("resize", True)):
-    if hasattr(np.ndarray, _name):
-        setattr(_TraceConst, _name, _method(_name, _writes))
-del _name, _writes
-
-# numpy's constructors and the functions that build arrays from Python data (no array to dispatch on); while a
-# trace runs, numpy's module names are these (as np.random's are refusals): autoprop.numpy's names for them are
-# numpy's own (``anp.zeros is np.zeros``), looked up at each use
-_FROM_VALUES = ("array", "asarray", "asanyarray", "ascontiguousarray", "asfortranarray")  # (values, not a shape)
-_CONSTRUCTORS = ("array", "asarray", "asanyarray", "ascontiguousarray", "asfortranarray", "copy", "zeros", "ones",
-                 "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like", "eye", "identity", "tri",
-                 "arange", "linspace", "logspace", "geomspace", "diag", "diagflat", "vander", "indices",
-                 "triu_indices", "tril_indices", "diag_indices", "meshgrid", "concatenate", "stack", "vstack",
-                 "hstack", "column_stack", "block", "outer", "kron", "tile", "repeat")
-
-
-_LIBRARY = tuple({os.path.abspath(p) + os.sep for k, p in sysconfig.get_paths().items()
-                  if k in ("stdlib", "platstdlib", "purelib", "platlib")}) + (_PKG, _NUMPY, _MANUAL)
-_CALLEES = {}  # (code, instruction offset) -> the name the call there calls, or None
-
-
-def _callee(frame):
-    """The name called by the call ``frame`` executes (``np.zeros(3)``: "zeros"), from the source span of its
-    instruction (Python 3.11's ``co_positions``); None when it cannot be read (Python 3.10: no constant then)."""
-    key = (frame.f_code, frame.f_lasti)
-    if key in _CALLEES:
-        return _CALLEES[key]
-    name = None
-    try:
-        pos = list(frame.f_code.co_positions())[frame.f_lasti // 2]
-        lines = [linecache.getline(frame.f_code.co_filename, n).encode() for n in range(pos[0], pos[1] + 1)]
-        lines[-1] = lines[-1][:pos[3]]
-        lines[0] = lines[0][pos[2]:]
-        node = ast.parse(b"\n".join(lines).decode().strip(), mode="eval").body
-        if isinstance(node, ast.Call):
-            f = node.func
-            name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
-    except (AttributeError, IndexError, TypeError, ValueError, SyntaxError):
-        pass
-    if len(_CALLEES) > 10000:
-        _CALLEES.clear()
-    _CALLEES[key] = name
-    return name
-
-
-def _constructor(name, original, trace):
-    """numpy's ``name`` while ``trace`` runs: its array a constant of the trace when the traced code (not a
-    library: numpy's own Cython draws fill np.empty's memory) calls it by that name, on constants."""
-    def made(*args, **kwargs):
-        return trace.constructed(original(*args, **kwargs), args, kwargs, name, sys._getframe(1))
-    made.__name__ = name
-    made.__wrapped__ = original
-    return made
-
-
-# an operation gets a copy of a constant's value at its use: the tape's node (the tracing call's own gradient) holds
-# it, as the eager tape copies a plain array it saves, so a write into the constant after its use changes nothing
-# recorded (verify42b F4: a one-hot buffer reused over time steps gave the tracing call every step's last one-hot)
-_tape._PLAIN[_TraceConst] = lambda a: np.array(np.ndarray.view(a, np.ndarray), copy=True)
-
-
 class _Plan:
     """One ``tape.gradient`` of a trace: the reverse walk's VJP calls as a list, made once."""
 
@@ -786,15 +363,6 @@ class _Trace:
         self.called = {}  # id -> (layer, its layout function, its comparison): the layers called while tracing
         self.layout = ()  # (layer, layout function, comparison, layout when traced): their lists and dicts of layers
         self.guards = []  # (list, a copy of its items when traced): tape.guard_traced's options (np.pad's pad_width)
-        self.consts = set()  # keys of the Tensors made inside from constants of the trace (issue 15)
-        self.tainted = {}  # id(memory owner) -> (owner, why): numpy constants written with another value
-        self.const_roots = {}  # id(memory owner) -> owner: the memory of the numpy constants (plain views of it)
-        self.views = []  # weak references to the _TraceConst arrays made (writable again at the end: unlock)
-        self.scalars = {}  # id -> numpy scalar computed from constants (c.sum(), c[0]): a constant too
-        self.lists = {}  # id(list) -> (list, held outside the function?): the Python lists is_const read
-        self.literals = {}  # code object -> {id: value} of its float and complex literals (co_consts)
-        self.kept = []  # (weak reference, line): each constant's memory and constant Tensor, to outlive no call
-        self.pyvalues = {}  # id -> value: the call's Python arguments and the function's global and closure values
 
     @property
     def active(self):
@@ -823,316 +391,17 @@ class _Trace:
         return True
 
     def guard(self, value):
-        """Keep the list ``value``, a copy of its items and the dicts and lists that hold it
-        (:func:`autoprop.core.tape.guard_traced`)."""
+        """Keep the list ``value`` and a copy of its items (:func:`autoprop.core.tape.guard_traced`)."""
         if self.active:
-            self.guards.append((value, copy.deepcopy(value), self.holders(value)))
-
-    def holders(self, value):
-        """The links by which the list ``value`` is reached now, up to a module's names or a closure (at most three
-        steps up, twelve objects): ``(container, key, held)`` for each dict entry (an object's attributes, a dict of
-        options, a module's names), list item, closure cell and ``__slots__`` attribute on the way. A later call
-        finding another object at one of them traces again, as the eager call would read that one (verify41b F1:
-        ``opts["reps"] = [1, 3]`` between calls was replayed with [1, 2]; verify42b F3: also one level up,
-        ``cfg.opts = [[1, 3]]`` read as ``cfg.opts[0]``, a tuple's holder, a ``__slots__`` attribute). A search of
-        the heap each: the first 64 lists of a trace."""
-        for held, _then, holders in self.guards:
-            if held is value:
-                return holders  # (the same list again: searched once)
-        if len(self.guards) >= 64:
-            return ()
-        out, frontier, seen = [], [value], {id(value)}
-        mine = {id(out), id(self.guards), id(self.__dict__)}  # (this search's own lists: not holders)
-        for _depth in range(3):  # (one search of the heap a step: all of a step's objects at once)
-            above, dicts = [], []
-            mine |= {id(frontier), id(above), id(dicts)}
-            refs = gc.get_referrers(*frontier)
-            mine.add(id(refs))
-            for r in refs:
-                if id(r) in mine or not _option_holder(r):
-                    continue
-                links = [link for o in frontier for link in _links_to(r, o)]
-                out.extend(links)
-                if type(r) is dict and "__builtins__" in r or type(r) is types.CellType:
-                    continue  # (a module's names, a closure: their own rebinding is seen by _Names)
-                if (links or type(r) is tuple) and id(r) not in seen and len(seen) < 12:
-                    seen.add(id(r))
-                    above.append(r)
-                    if type(r) is dict:
-                        dicts.append(r)
-            if dicts:  # (the objects whose attributes these dicts are: rebound themselves, one step up)
-                owners = gc.get_referrers(*dicts)
-                mine.add(id(owners))
-                for owner in owners:
-                    if (getattr(owner, "__dict__", None) is not None and any(owner.__dict__ is d for d in dicts)
-                            and not isinstance(owner, (type, types.ModuleType)) and id(owner) not in seen):
-                        seen.add(id(owner))
-                        above.append(owner)
-            frontier = above
-            if not frontier:
-                break
-        return tuple(out)
+            self.guards.append((value, copy.deepcopy(value)))
 
     def same_guards(self):
-        """Whether every guarded list holds the items it held when traced, reached by the same links (else the call
-        traces again)."""
-        for value, then, holders in self.guards:
-            if value != then:
-                return False
-            for c, k, held in holders:
-                if _follow(c, k) is not held:
-                    return False
-        return True
+        """Whether every guarded list holds the items it held when traced (else the call traces again)."""
+        return all(value == then for value, then in self.guards)
 
     def new_slot(self):
         self.nslots += 1
         return self.nslots - 1
-
-    # ------------------------------------------------------------------ constants made inside (issue 15)
-    def is_const(self, x):
-        """True when ``x`` (nested in lists, tuples and dict values) is the same at every call of this
-        signature as now: Python values (constants of the trace, as in TensorFlow) and numpy scalars, dtypes,
-        arrays made inside from them (:class:`_TraceConst`, not written with another value since), autoprop's own
-        arrays from shapes only, Tensors made inside from such values. Not an array from outside the function,
-        an argument or its values, a draw, a Variable."""
-        t = type(x)
-        if x is None or t in (int, bool, str, bytes, range) or x is Ellipsis or isinstance(x, (np.dtype, type)):
-            return True
-        if t in (float, complex) or isinstance(x, (float, complex, np.generic)):
-            return self.known_scalar(x)
-        if t is _TraceConst:
-            return x._ap_trace is self and x._ap_taint is None and id(_root(x)) not in self.tainted
-        if t is list:
-            return not self.held_outside(x) and all(self.is_const(e) for e in x)
-        if t is tuple or isinstance(x, tuple):
-            return all(self.is_const(e) for e in x)
-        if t is dict:
-            return all(self.is_const(e) for e in x.values())
-        if t is slice:
-            return self.is_const((x.start, x.stop, x.step))
-        if isinstance(x, np.ndarray):
-            if t is _observe.OwnArray or _observe.is_static(x):
-                return True
-            if t is np.ndarray and self.const_roots:
-                r = id(_root(x))
-                return r in self.const_roots and r not in self.tainted
-            return False
-        if isinstance(x, Tensor):
-            return (x._key in self.consts and type(x) is not Variable
-                    and id(_root(x._value)) not in self.tainted)
-        return False
-
-    def known_scalar(self, x):
-        """Whether the float, complex or numpy scalar ``x`` is the same at every call of this signature: a literal of
-        the traced code (its code objects' constants, by identity), a Python argument of the call or a global or
-        closure value of the function (both part of the signature), or a numpy scalar computed from constants.
-        Not a draw (``rng.random()``: verify42b F12), nor a value read from an outside array (``W[0]``,
-        ``W.tolist()``: F2) or through an object (``cfg.scale``), whose next call's value no replay would read."""
-        i = id(x)
-        if self.scalars.get(i) is x or self.pyvalues.get(i) is x:
-            return True
-        if isinstance(x, np.generic):
-            return False
-        for scalars, _tuples, _values in self.code_literals():
-            if scalars.get(i) is x:
-                return True
-        return False
-
-    def code_literals(self):
-        """The literals (:func:`_literals`) of the code running now, from the traced function's frame in (not a
-        library's, nor the caller's of the traced function: CFG = {"a": 0.5} in its module)."""
-        f = sys._getframe(2)
-        while f is not None:
-            code = f.f_code
-            if code is _TRACE_CODE:
-                break
-            if not os.path.abspath(code.co_filename).startswith(_LIBRARY):
-                lits = self.literals.get(code)
-                if lits is None:
-                    lits = self.literals[code] = _literals(code)
-                yield lits
-            f = f.f_back
-
-    def ints_in(self, xs, what):
-        """The first reason :meth:`int_values` gives for one of ``xs``, or None."""
-        for x in xs:
-            why = self.int_values(x, what)
-            if why:
-                return why
-        return None
-
-    def int_values(self, x, what):
-        """Why the list or tuple of ints ``x`` (nested) used as values (``np.array(x)``, an index of a constant, an
-        operand) is no constant of the trace, or None: a literal of the traced code and an argument of the call
-        are; one built while tracing (``np.ndarray.tolist(y)`` of an integer argument, a comprehension) may hold
-        values a later call computes anew (verify42b F18: the labels' one-hot)."""
-        t = type(x)
-        if t not in (list, tuple):
-            return None
-        if self.pyvalues.get(id(x)) is x:
-            return None
-        if all(type(e) in (list, tuple) for e in x) and x:
-            for e in x:
-                why = self.int_values(e, what)
-                if why:
-                    return why
-            return None
-        if not x or not all(type(e) in (int, bool) or isinstance(e, np.integer) for e in x):
-            return None  # (floats: known_scalar; arrays, slices: their own rules)
-        for _scalars, tuples, values in self.code_literals():
-            if tuples.get(id(x)) is x or t is list and len(x) > 2 and tuple(x) in values:
-                return None
-        return (f"{what} the Python {t.__name__} of ints {x!r}, built while tracing (a comprehension, .tolist(), "
-                "np.ndarray.tolist(y) of an integer argument): a later call may build another. Write it as a "
-                "literal tuple, pass it as an argument, or index with an integer argument (autoprop reads each "
-                "call's)")
-
-    def held_outside(self, lst):
-        """Whether the Python list ``lst`` is held by anything but the running code (a module's global, an
-        attribute, a dict's entry, a closure, another list, a tuple so held): changed in place or rebound between
-        calls, a replay would not see it (verify42b F10: np.array(SCALES) replayed the first items). A search of the
-        heap, once per list of a trace."""
-        hit = self.lists.get(id(lst))
-        if hit is not None and hit[0] is lst:
-            return hit[1]
-        if self.pyvalues.get(id(lst)) is lst:
-            return False  # (an argument of the call, or in one: part of the signature, by value)
-        held = _held(lst, {id(self.lists), id(self.literals)}, 0)
-        self.lists[id(lst)] = (lst, held)
-        return held
-
-    def keep_watch(self, obj):
-        """A constant's memory or a constant Tensor, which must not outlive the call (:meth:`kept_constants`)."""
-        try:
-            self.kept.append((weakref.ref(obj), _user_line()))
-        except TypeError:
-            pass
-
-    def kept_constants(self):
-        """At the trace's end: refuse a constant that outlives the call (kept in a dict, an attribute, a global, a
-        closure): the user may change or rebind it between calls, and a replay holds the value it had when traced
-        (verify42b F1: a lazily cached mask changed in place was replayed as the first one)."""
-        kept, self.kept = self.kept, []
-        alive = [line for ref, line in kept if ref() is not None]
-        if alive:
-            gc.collect()  # (a cycle the function left: not kept)
-            alive = [line for ref, line in kept if ref() is not None]
-        if alive:
-            raise TraceError(
-                f"autoprop.function: {self.name} keeps a numpy array (or a tensor of one) that it made, at "
-                f"{alive[0]}, after the call returns (in a dict, an attribute, a global or a closure: a cache?). The "
-                "trace holds its value as a constant, but it may be changed or rebound before a later call, which "
-                "a replay would not see. Make it at every call, or make it outside the function and pass it in as "
-                "an argument (or hold it in an autoprop.Variable).")
-
-    def constructed(self, r, args, kwargs, name, frame):
-        """``r``, numpy's ``name`` on ``args`` and ``kwargs``, called by ``frame``: a :class:`_TraceConst` when the
-        traced code (not a library: numpy's Cython draws fill np.empty's memory) called it by that name, on
-        constants of the trace; else ``r``."""
-        if not (threading.get_ident() == self.thread and self.active and self in _TRACERS and any(
-                type(a) is np.ndarray for a in _arrays_in(r))):
-            return r
-        user = not os.path.abspath(frame.f_code.co_filename).startswith(_LIBRARY) and _callee(frame) == name
-        if user and name in _FROM_VALUES and args:
-            why = self.int_values(args[0], "made from")
-            if why:
-                return _const_of(r, self, f"made by np.{name} at {_user_line()} {why}")
-        if not self.is_const((args, kwargs)):
-            why = self.why_not((args, kwargs)) if user else None
-            return _const_of(r, self, f"made by np.{name} at {_user_line()} {why}") if why else r
-        if user:
-            return _const_of(r, self)
-        return r  # (a library's np.asarray(c): a plain view of a constant's memory, a constant too: is_const)
-
-    def why_not(self, x):
-        """Why the Python value ``x`` (nested) is no constant of the trace, when a list, a number or a numpy scalar in
-        it is the reason (:meth:`is_const`); else None."""
-        t = type(x)
-        if t is list and self.held_outside(x):
-            return ("from a Python list held outside the function (a global, an attribute, a dict's entry), which may "
-                    "be changed in place or rebound between calls unseen by a replay")
-        if t in (list, tuple) or isinstance(x, tuple) or t is dict:
-            for e in (x.values() if t is dict else x):
-                why = self.why_not(e)
-                if why:
-                    return why
-            return None
-        if isinstance(x, np.generic) and not self.known_scalar(x):
-            return (f"from the numpy scalar {x!r}, not computed from constants of the trace (a draw such as "
-                    "rng.integers(), an element of an array from outside the function, np.exp(0.5): write np.exp "
-                    "of a constant array, or a Python literal)")
-        if isinstance(x, (float, complex)) and not self.known_scalar(x):
-            return (f"from the Python number {x!r}, computed while tracing (a draw such as rng.random(), a value read "
-                    "from an outside array or an object's attribute, 1.0 / n): a later call would compute it anew. "
-                    "Write it as a literal, pass it as an argument, or compute it with numpy on constants "
-                    "(np.full(n, 1.0) / n)")
-        return None
-
-    def const_root(self, a):
-        """The memory of the array ``a`` holds a constant of the trace (plain views of it are constants too): made
-        read-only, so that a write no hook sees (``rng.shuffle(c)``, ``rng.random(out=c)``: numpy's Cython) raises
-        instead of changing a constant unseen; the writes the trace follows unlock it (:func:`_unlocked`)."""
-        r = _root(a)
-        if id(r) not in self.const_roots and id(r) not in self.tainted:
-            self.const_roots[id(r)] = r
-            self.keep_watch(r)
-            r.flags.writeable = False
-        if a.flags.writeable and id(r) not in self.tainted:
-            a.flags.writeable = False
-
-    def unlock(self):
-        """At the trace's end: the constants' memory (and the views of it made while tracing) writable again, as
-        eager arrays are (an array the function kept, ``self.buf = np.zeros(n)``, is the user's after)."""
-        for r in self.const_roots.values():
-            r.flags.writeable = True
-        for ref in self.views:
-            v = ref()
-            if v is not None and not v.flags.writeable:
-                try:
-                    v.flags.writeable = True
-                except ValueError:  # (a view of memory that was read-only before: numpy's own)
-                    pass
-        self.const_roots.clear()
-        self.tainted.clear()
-        self.views.clear()
-
-    def taint(self, a, why):
-        """The memory of the :class:`_TraceConst` ``a`` now holds a value that is not a constant (``why``)."""
-        r = _root(a)
-        self.tainted.setdefault(id(r), (r, why))
-        if not r.flags.writeable and id(r) in self.const_roots:
-            r.flags.writeable = True  # (no constant now: written as eager code writes it)
-
-    def made_constant(self, out, inputs, like=None):
-        """The core made the constant Tensor(s) ``out`` from ``inputs`` (numpy's own function on values,
-        ``ap.constant``): kept as constants of the trace when every input is one (``like``: a Tensor whose shape
-        only was read, np.zeros_like's: traced or captured, its shape is the trace's)."""
-        if not self.active or not self.is_const(inputs):
-            return
-        if like is not None and not (self.is_const(like) or isinstance(like, Tensor) and (
-                like._key in self.slot or like._key < self.start)):
-            return
-        for t in (out if isinstance(out, (list, tuple)) else (out,)):
-            if isinstance(t, Tensor):
-                self.consts.add(t._key)
-                self.keep_watch(t)
-
-    def not_const(self, a):
-        """Why the array or tensor ``a`` is not a constant of the trace (for the refusal)."""
-        if isinstance(a, Tensor):
-            a = a._value
-        if isinstance(a, _TraceConst) and a._ap_trace is self:
-            if a._ap_taint is not None:
-                return f"it was {a._ap_taint}"
-        hit = self.tainted.get(id(_root(a)))
-        if hit is not None:
-            return f"it was made inside the function, then {hit[1]}"
-        return None
-
-    def frozen(self, a):
-        """A plain copy of the constant array ``a``, marked static (the trace holds it; the user's array may be
-        written later)."""
-        return _observe.static(np.array(_plain(a), copy=True))
 
     def refuse(self, what):
         if threading.get_ident() != self.thread:
@@ -1151,8 +420,6 @@ class _Trace:
     def convert(self, t, what):
         if not self.active:
             return
-        if t._key in self.consts and self.is_const(t):
-            return  # (a constant of the trace: its value is every call's)
         if t._key in self.slot or isinstance(t, Variable) or t._key >= self.start:
             raise TraceError(
                 f"autoprop.function: {what} of a traced tensor at {_user_line()}. While a function is "
@@ -1174,12 +441,9 @@ class _Trace:
                 return ("s", s)
             if a._key < self.start:  # a Tensor captured from outside: immutable, held by reference
                 return ("c", v)
-            if self.is_const(a):  # made inside from constants of the trace (issue 15)
-                return ("c", self.frozen(v))
-            why = self.not_const(a) or "its value came from an array that is not a constant of the trace"
             raise TraceError(
                 f"autoprop.function: {where} gets a tensor made inside the function from a value that is "
-                f"not traced (autoprop.constant, Tensor(...) of a numpy array), at {_user_line()}: {why}, so the "
+                f"not traced (autoprop.constant, Tensor(...) of a numpy array), at {_user_line()}: the "
                 "trace would freeze that value. Pass it as an argument, or make it outside the function.")
         if isinstance(a, np.ndarray):
             hit = self.produced.get(id(a))
@@ -1187,17 +451,10 @@ class _Trace:
                 return ("s", hit[0])
             if _observe.is_static(a):  # autoprop's own, from shapes only (np.tril's mask): a constant (issue 15)
                 return ("c", v)
-            if self.is_const(a):  # made inside from Python values only (3 * np.eye(3), np.zeros(n)): issue 15
-                return ("c", self.frozen(v))
-            why = self.not_const(a)
             raise TraceError(
                 f"autoprop.function: {where} gets a numpy array that is neither an argument of the call "
-                f"nor a Variable, at {_user_line()}. " + (
-                    f"It is no constant of the trace: {why}. " if why else
-                    "The trace cannot prove it constant (an array from outside the function, whose contents may be "
-                    "changed or rebound between calls; an integer argument's values; a fresh draw). ") +
-                "Only an array made inside the function from Python values (np.zeros(n), 3 * np.eye(3), "
-                "np.arange(n)) is a constant of the trace. It refuses rather than freeze the value: pass the "
+                f"nor a Variable, at {_user_line()}. The trace cannot prove it constant (a fresh draw, "
+                "an attribute rebound between calls), so it refuses rather than freeze it: pass the "
                 "array as an argument, hold it in an autoprop.Variable, or make it an autoprop.constant "
                 "outside the function.")
         if isinstance(a, (list, tuple)) and not _python_scalars(a):
@@ -1265,9 +522,6 @@ class _Trace:
         in ``kw``, a constant. Any other array is refused (a boolean mask sets the shape by its values).
         Returns ``(kw, fill)``, ``fill`` a tuple of (name, the tuple's template or None, slots)."""
         fill = []
-        if any(isinstance(e, _TraceConst) or isinstance(e, Tensor) and e._key in self.consts
-               for v in kw.values() for e in (v if isinstance(v, tuple) else (v,))):
-            kw = {k: self.kw_frozen(v) for k, v in kw.items()}  # (p[np.arange(n), y]: the constant part held)
         for k, v in kw.items():
             if any(_array_bound(e) for e in (v if isinstance(v, tuple) else (v,))):
                 raise TraceError(
@@ -1284,23 +538,14 @@ class _Trace:
             kw = {k: v for k, v in kw.items() if k not in {f[0] for f in fill}}
         return kw, tuple(fill)
 
-    def kw_frozen(self, v):
-        """A keyword's value with its constant arrays (and the values of its constant Tensors) as frozen copies."""
-        if isinstance(v, tuple):
-            return tuple(self.kw_frozen(e) for e in v)
-        if isinstance(v, (np.ndarray, Tensor)) and self.is_const(v):
-            return self.frozen(v._value if isinstance(v, Tensor) else v)
-        return v
-
     def index_slot(self, v, where, k):
         hit = self.produced.get(id(v)) if isinstance(v, np.ndarray) else None
         if (hit is not None and hit[1] is v and where == "autoprop.getitem" and k == "key"
                 and v.dtype.kind in "iu"):
             return hit[0]
         boolean = isinstance(v, np.ndarray) and v.dtype.kind == "b"
-        why = self.not_const(v)
         what = ("a boolean mask, whose count of True sets the result's shape" if boolean
-                else f"no constant of the trace ({why})" if why else "not an integer argument of the call")
+                else "not an integer argument of the call")
         raise TraceError(
             f"autoprop.function: {where} gets an array in its keyword argument {k}= (an index array?), "
             f"{what}, at {_user_line()}: the trace would freeze it. Index with slices or with an integer "
@@ -1472,9 +717,7 @@ class _Trace:
                 ins[j] = None
             ans = ("slots", tuple(self.slot[k] for k in outkeys)) if multi else ("slot", self.slot[first])
             kws = self.kwslot.get(first)
-            nkw = node.kwargs if kws is None else None  # (else each replay's, env[kws]: the node's may hold a
-            # constant's memory, which must not outlive the call: kept_constants)
-            steps.append((prim.vjps, prim.joint_vjp, multi, gs, ans, ins, tuple(fill), nkw, kws,
+            steps.append((prim.vjps, prim.joint_vjp, multi, gs, ans, ins, tuple(fill), node.kwargs, kws,
                           tuple((i, g_of(ka)) for i, ka in pairs)))
         p.steps = steps
         res = []
@@ -1725,12 +968,6 @@ def _outputs(x, trace):
         s = trace.slot.get(x._key)
         if s is None:
             if x._key >= trace.start:
-                if trace.is_const(x):
-                    raise TraceError(
-                        "autoprop.function: the function returns a tensor made inside it from constants (numpy "
-                        "arrays made from Python values): a replay would return the one tensor of the trace at "
-                        "every call, whose memory the caller may have written. Make it outside the function, or "
-                        "compute it from the arguments.")
                 raise TraceError("autoprop.function: the function returns a tensor made inside it from a "
                                  "value that is not traced: return it as an array made outside, or compute "
                                  "it from the arguments")
@@ -1758,21 +995,6 @@ def _rebuild(spec, env):
     if kind is dict:
         return {k: _rebuild(e, env) for k, e in v.items()}
     return kind(_rebuild(e, env) for e in v) if kind is tuple else [_rebuild(e, env) for e in v]
-
-
-def _python_leaves(x):
-    """The Python values among the call's arguments (in lists, tuples and dict values, and those lists): part of its
-    signature."""
-    if type(x) in (list, tuple):
-        if type(x) is list:
-            yield x
-        for e in x:
-            yield from _python_leaves(e)
-    elif type(x) is dict:
-        for e in x.values():
-            yield from _python_leaves(e)
-    elif not isinstance(x, (np.ndarray, Tensor)):
-        yield x
 
 
 def _parameter_names(fn, n):
@@ -1929,8 +1151,6 @@ class Function:
         names = _parameter_names(self._fn, len(args))
         targs = tuple(_as_traced(a, trace, n) for a, n in zip(args, names))
         tkwargs = {k: _as_traced(v, trace, k) for k, v in kwargs.items()}
-        for v in (*_python_leaves(args), *_python_leaves(kwargs), *self._names.values()):
-            trace.pyvalues[id(v)] = v  # (part of the signature: a float among them is a constant of the trace)
         patched = {n: getattr(np.random, n) for n in _NP_RANDOM_NAMES}
         escapes = _escape_patches(self._fn, trace.thread)
         others = _OtherDraws()  # other threads' draws meanwhile: not the trace's (review39 F5)
@@ -1941,37 +1161,20 @@ class Function:
             setattr(np.random, n, _np_random_refusal(n, patched[n], trace.thread, others))
         for holder, n, _original, guard in escapes:
             holder[n] = guard
-        made = {n: getattr(np, n) for n in _CONSTRUCTORS}
-        for n, f in made.items():
-            setattr(np, n, _constructor(n, f, trace))
         try:
             state = others.snapshot(start=True)
-            try:
-                result = self._fn(*targs, **tkwargs)
-            except ValueError as exc:  # (numpy's, for a write into a constant no hook saw: _Trace.const_root)
-                if not ("read-only" in str(exc) or "writable" in str(exc)) or not trace.const_roots:
-                    raise
-                raise TraceError(
-                    f"autoprop.function: {self.__name__} writes in place, at {_exc_line(exc)}, into a numpy array "
-                    f"made inside the function ({exc}), by code the trace cannot follow (a numpy Generator's "
-                    "rng.shuffle(c) or rng.random(out=c), a compiled function's out=): such an array is a "
-                    "constant of the trace, and the write would be frozen into every replay. Draw outside the "
-                    "function and pass the draw in as an argument.") from exc
+            result = self._fn(*targs, **tkwargs)
             out = _outputs(result, trace)
             after = others.snapshot(start=False)
         finally:
             for n, f in patched.items():
                 setattr(np.random, n, f)
-            for n, f in made.items():
-                setattr(np, n, f)
-            trace.unlock()
             for holder, n, original, guard in reversed(escapes):
                 if holder.get(n) is guard:
                     holder[n] = original
             _optim._APPLY_HOOKS.remove(trace.apply)
             _TRACERS.remove(trace)
             _tape._sync_extra()
-        trace.kept_constants()
         if not others.explain(state, after):
             raise TraceError(
                 f"autoprop.function: {self.__name__} drew from numpy's global random state while tracing "
@@ -2014,9 +1217,9 @@ def function(fn=None):
         converting a traced tensor to a Python or numpy value (``float``, ``bool`` and so a Python ``if`` on
         it, ``int``, ``.numpy()``, ``np.asarray``, ``.item()``, an index), or numpy's value-only functions on
         one (``np.allclose``, ``np.any``, ``np.count_nonzero``); ``np.random``'s module-level functions; a
-        numpy array that enters an operation without being an argument, a Variable or a constant of the trace
-        (Notes), saying why (``np.eye(n)[y]``, ``h[:] = outside``); a tensor made inside the function from such
-        a value; a tensor written into a numpy array; ``rng.shuffle(c)`` of a constant; a persistent or nested
+        numpy array that enters an operation without being an argument or a Variable (refused, not guarded:
+        its contents may be a fresh draw or an attribute rebound between calls, which no comparison of the
+        traced array would see); a tensor made inside the function from such a value; a persistent or nested
         tape, ``watch_accessed_variables=False``, ``stop_recording``, ``jacobian``, ``batch_jacobian``,
         ``backward_source``, ``output_gradients=``, ``unconnected_gradients='zero'``, a
         ``ForwardAccumulator``, ``custom_gradient``, a Variable or optimizer made inside the function; a call
@@ -2025,25 +1228,25 @@ def function(fn=None):
 
     Notes
     -----
-    The input signature (as ``tf.function``'s): the shape and dtype of each array or Tensor argument, the identity
-    of each Variable, the value of every other (hashable) argument such as ``training=True``; a new one traces again.
-    Float arrays reach the function as Tensors (as tf.function converts them), integer and boolean arrays (labels,
-    masks) as guarded arrays, one per argument, for autoprop's operations (``np.asarray(y)`` is the argument itself;
-    its values as a plain array, a buffer or Python numbers, ``y.view(np.ndarray)``, ``y.tolist()``, ``y.flat``,
-    are refused, naming it); a list of ints (labels, ``W[idx]``): by value.
+    The input signature (as ``tf.function``'s): the shape and dtype of each array or
+    Tensor argument, the identity of each Variable, the value of every other (hashable)
+    argument such as ``training=True``. A new signature traces again. Float arrays reach
+    the function as Tensors (as tf.function converts them), integer and boolean arrays
+    (labels, masks) as guarded arrays, one per argument, for autoprop's operations
+    (``np.asarray(y)`` and ``np.array(y)`` give the argument itself; its values as a plain array, a buffer,
+    an iterator or Python numbers, ``y.view(np.ndarray)``, ``np.array(y, dtype=float)``, ``y.tolist()``,
+    ``y.flat``, are refused, naming it); a list of ints (labels, ``W[idx]``): by value.
 
-    Variables are read by reference at each replay (an ``assign`` between calls is seen); a layer attribute, a
-    Variable's ``trainable``, a list of layers or a global or closure name of the function's own code
-    (``opt = SGD(...)``, ``reg = 1.0``) changed since traces again. Other Python values (read through an object, a
-    dict or a function it calls; a captured Tensor) are constants of the trace, as in TensorFlow; a list of ints
-    given to np.pad, np.tile & co. as an option (``pad_width``, ``reps``) is part of the signature (changed in
-    place, or rebound where it was reached from, up to three steps: traced again); an array option is refused.
-    numpy arrays made inside from Python values only (``3 * np.eye(3)``, ``np.zeros(n)``, ``np.arange(n)``) are
-    constants of the trace, as in TensorFlow, not one that met another array, a list held outside the function,
-    a float that is no literal, argument or global of the function, or a list of ints built while tracing; one
-    kept after the call or returned is refused (the module's docstring). Python side effects run only while tracing,
-    as in TensorFlow; the layers' and losses' checks of their inputs run at every replay, as do integer index
-    arguments (``W[y]``); a boolean mask index is refused; ``stop_gradient`` passes its value on. One trace at a time.
+    Variables are read by reference at each replay (an ``assign`` between calls is seen); a
+    layer attribute, a Variable's ``trainable``, a list of layers or a global or closure name
+    of the function's own code (``opt = SGD(...)``, ``reg = 1.0``) changed since traces again.
+    Other Python values (read through an object, a dict or a function it calls; a captured
+    Tensor) are constants of the trace, as in TensorFlow; a list of ints given to np.pad, np.tile, np.repeat,
+    np.roll & co. as an option (``pad_width``, ``reps``) is part of the signature, its items read at each
+    call (changed in place: traced again), and an array option is refused. Python side effects (``print``,
+    appending to a list) run only while tracing, as in TensorFlow; the layers' and losses' checks of their
+    inputs' values run at every replay, as do integer index arguments (``W[y]``, Embedding); a boolean mask
+    index is refused. ``stop_gradient`` passes its value on at each replay. One trace runs at a time.
 
     Examples
     --------
@@ -2066,6 +1269,3 @@ def function(fn=None):
     if fn is None:
         return function
     return Function(fn)
-
-
-_TRACE_CODE = Function._trace_locked.__code__  # (the frame that calls the traced function)

@@ -107,8 +107,6 @@ class Tensor:
     def __init__(self, value, dtype=None):
         self._value = _as_array(value, dtype)
         self._key = _next_key()
-        if _TRACERS:  # (autoprop.function: a constant of the trace when value is one: issue 15)
-            _TRACERS[-1].made_constant(self, (value,))
 
     @classmethod
     def _wrap(cls, arr):

@@ -40,14 +40,11 @@ Examples
 array([3., 5., 7.])
 """
 
-import sys as _sys
-
 import numpy as _np
 import scipy.special as _sp
 
 from ..core import registry as _R
 from ..core.prims.stacking import _nested_has_tensor
-from ..core.tensor import _TRACERS
 from ._names import numpy_attr as _numpy_attr
 from ._names import numpy_dir as _numpy_dir
 
@@ -195,10 +192,7 @@ def array(object, dtype=None, *, copy=True, ndmin=0, **kw):  # noqa: A002
     """
     if _nested_has_tensor(object):
         return _R.array(object, dtype, copy=copy, ndmin=ndmin, **kw)
-    out = _np.array(object, dtype, copy=copy, ndmin=ndmin, **kw)
-    if _TRACERS:  # (autoprop.function: a constant of the trace when made from Python values: issue 15)
-        return _TRACERS[-1].constructed(out, (object, dtype), {"ndmin": ndmin, **kw}, "array", _sys._getframe(1))
-    return out
+    return _np.array(object, dtype, copy=copy, ndmin=ndmin, **kw)
 
 
 def asarray(a, dtype=None, **kw):
@@ -211,10 +205,7 @@ def asarray(a, dtype=None, **kw):
     """
     if _nested_has_tensor(a):
         return _R.asarray(a, dtype=dtype, **kw)
-    out = _np.asarray(a, dtype=dtype, **kw)
-    if _TRACERS:  # (as array's)
-        return _TRACERS[-1].constructed(out, (a, dtype), kw, "asarray", _sys._getframe(1))
-    return out
+    return _np.asarray(a, dtype=dtype, **kw)
 
 
 r_ = _R.r_

@@ -24,7 +24,7 @@ import numpy as np
 from ..observe import _numpy_hint
 from ..registry import _FUNCTIONS, _OWNER, _UFUNC_PRIMS, _UFUNCS, Primitive
 from ..tape import guard_traced, int_leaves, tracing
-from ..tensor import _TRACERS, Tensor, _own_dtypes
+from ..tensor import Tensor, _own_dtypes
 from ..views import VIEW_FUNCTIONS, mark_view
 from ._common import _cast_inputs, _check_kw, _holds_tensor, _no_out, _values
 from .reductions import ufunc_method
@@ -42,8 +42,8 @@ def dispatch_ufunc(ufunc, method, inputs, kwargs):
         if not _carries_float(inputs) and not _carries_float(kwargs.values()):
             # integer and boolean Tensors only (no derivative): numpy's own method on the values,
             # in numpy's dtype (np.logaddexp.reduce of uint8 computes in float16)
-            return _constant(getattr(ufunc, method)(*_values(inputs), **{
-                k: _values(v) for k, v in kwargs.items()}), inputs, kwargs)
+            return _as_tensors(getattr(ufunc, method)(*_values(inputs), **{
+                k: _values(v) for k, v in kwargs.items()}))
         return ufunc_method(ufunc, method, inputs, kwargs)
     if kwargs.get("where", True) is not True:  # the safe-divide idiom: out's values where not
         return _masked(ufunc, inputs, kwargs)  # (dtype= too: its plain call below honours it)
@@ -171,7 +171,7 @@ def numpy_typed(ufunc, prim, inputs):
     values, a constant Tensor; otherwise the record's result is cast to numpy's dtype (a recorded
     cast) where it differs."""
     if not _carries_float(inputs):
-        return _constant(ufunc(*[_values(a) for a in inputs]), inputs)
+        return _as_tensors(ufunc(*[_values(a) for a in inputs]))
     try:
         with np.errstate(all="ignore"):  # (numpy's dtype, from one-element stand-ins)
             want = ufunc(*_stand_ins(inputs, ufunc)).dtype
@@ -191,16 +191,6 @@ def _carries_float(args):
         elif type(a) in (list, tuple) and _carries_float(a):
             return True
     return False
-
-
-def _constant(out, *inputs):
-    """numpy's own result on the values as constant Tensors (:func:`_as_tensors`). While :func:`autoprop.function`
-    traces, reported with the ``inputs`` it was computed from: a constant of the trace when every input is one
-    (Python values, arrays made inside the function from them; issue 15), else refused where it is used."""
-    out = _as_tensors(out)
-    if _TRACERS:
-        _TRACERS[-1].made_constant(out, inputs)
-    return out
 
 
 def _as_tensors(out):
@@ -274,7 +264,7 @@ def dispatch_function(func, args, kwargs, named=False):
     if _OWNER.get(func) not in _ON_VALUES and not _carries_float(args) and not _carries_float(
             kwargs.values()) and (named or _holds_tensor(args) or _holds_tensor(kwargs.values())):
         # integer and boolean Tensors only (no derivative): numpy's own function on the values
-        out = _constant(func(*_values(args), **{k: _values(v) for k, v in kwargs.items()}), args, kwargs)
+        out = _as_tensors(func(*_values(args), **{k: _values(v) for k, v in kwargs.items()}))
     else:
         out = impl(*args, **kwargs)
     return numpy_views(func, args, out) if func in VIEW_FUNCTIONS else out

@@ -987,10 +987,7 @@ def triu(m, k=0):
 # --- numpy functions that are no primitive: shape facts, values-only answers, constants --
 def _like(fn):
     def run(a, *args, **kwargs):
-        out = Tensor._wrap(fn(_value(a), *args, **kwargs))
-        if _TRACERS:  # (autoprop.function: a constant of the trace when a's shape is fixed there: issue 15)
-            _TRACERS[-1].made_constant(out, (args, kwargs), like=a)
-        return out
+        return Tensor._wrap(fn(_value(a), *args, **kwargs))
     return run
 
 

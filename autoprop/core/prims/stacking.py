@@ -759,7 +759,7 @@ def _convolve_full_or_mode(a, v, mode, name):
                          f"{a.shape} and {v.shape}")
     n, m = a.size, v.size
     k = np.arange(n + m - 1)[:, None] - np.arange(m)[None, :]
-    full = _gather(a, np.where((k >= 0) & (k < n), k, -1), zero=True, shaped=True) @ v  # (positions from shapes)
+    full = _gather(a, np.where((k >= 0) & (k < n), k, -1), zero=True) @ v
     lo, hi = builtins.min(n, m), builtins.max(n, m)
     start = {"full": 0, "same": (lo - 1) // 2, "valid": lo - 1}[mode]
     return full if mode == "full" else getitem(full, _S(start, start + (hi if mode == "same" else hi - lo + 1)))
