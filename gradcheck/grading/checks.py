@@ -2637,19 +2637,23 @@ def instances_apart(layers: Sequence[Any], X: np.ndarray, references: Sequence[A
 
     Raises
     ------
-    StudentCodeError
-        A forward or backward raised, or returned a non-array.
     GradingTestError
-        Not two layers and two references.
+        Not two layers and two references. (A forward or backward of the student's that raises, or returns a wrong
+        shape, makes a part of weight 0, "not judged": the test's other checks charge it.)
     """
     if len(layers) != 2 or len(references) != 2:
         raise GradingTestError(f"grade.instances_apart takes two layers and two references; got {len(layers)} and "
                                f"{len(references)}.")
     xs = [np.array(X, dtype=np.float64), -np.array(X, dtype=np.float64)]
     owner = type(layers[0]).__name__
-    for i, (lay, ref) in enumerate(zip(layers, references)):
-        evaluation_point(lay, ref, seed=seed + i, xs=[xs[i].copy()])
-    theirs, ours = _in_turn(layers, xs, seed, owner), _in_turn(references, xs, seed, "the reference", False)
+    try:  # read as the other checks read them (an attribute-style layer's self.W as its params)
+        layers = [_one_output(lay, ref, [x.copy()])[0] for lay, ref, x in zip(layers, references, xs)]
+        for i, (lay, ref) in enumerate(zip(layers, references)):
+            evaluation_point(lay, ref, seed=seed + i, xs=[xs[i].copy()])
+        theirs = _in_turn(layers, xs, seed, owner)
+    except StudentCodeError as exc:  # (a db of the wrong shape): the test's other checks charge it, with its words
+        return Verdict([Part("instances apart", 0.0, False, f"not judged: {exc}")])
+    ours = _in_turn(references, xs, seed, "the reference", False)
     which = ("first", "second")
     wrong = _wrong_values({f"the {which[i]} instance's {k}": (theirs[i][k], v) for i in range(2)
                            for k, v in ours[i].items()}, len(xs[0]))

@@ -278,11 +278,17 @@ def _carries_tensor(value):
     return isinstance(value, Tensor) or (isinstance(value, (list, tuple)) and _holds_tensor(value))
 
 
+def _read_values(name, args):
+    """Under autoprop.function, refuse ``np.<name>`` computing a plain value (an index, a count, a bool) from a
+    traced tensor among ``args``: the first call's value would be frozen into the replays."""
+    if _TRACERS:
+        _TRACERS[-1].value_only(name, args)
+
+
 def _value_only(fn):
     """numpy functions that return plain values (bools, indices): computed on the values."""
     def run(*args, **kwargs):
-        if _TRACERS:  # autoprop.function: a Python value computed from a traced tensor would be frozen
-            _TRACERS[-1].value_only(fn.__name__, (*args, *kwargs.values()))
+        _read_values(fn.__name__, (*args, *kwargs.values()))
         return fn(*[_value(a) for a in args], **{k: _value(v) for k, v in kwargs.items()})
     run.__name__ = fn.__name__
     return run

@@ -26,7 +26,7 @@ from ..registry import _FUNCTIONS, _OWNER, _UFUNC_PRIMS, _UFUNCS, Primitive
 from ..tape import guard_traced, int_leaves, tracing
 from ..tensor import Tensor, _own_dtypes
 from ..views import VIEW_FUNCTIONS, mark_view
-from ._common import _cast_inputs, _check_kw, _holds_tensor, _no_out, _values
+from ._common import _cast_inputs, _check_kw, _holds_tensor, _no_out, _read_values, _values
 from .reductions import ufunc_method
 from .shape import reshape
 
@@ -263,7 +263,10 @@ def dispatch_function(func, args, kwargs, named=False):
                 guard_traced(v)
     if _OWNER.get(func) not in _ON_VALUES and not _carries_float(args) and not _carries_float(
             kwargs.values()) and (named or _holds_tensor(args) or _holds_tensor(kwargs.values())):
-        # integer and boolean Tensors only (no derivative): numpy's own function on the values
+        # integer and boolean Tensors only (no derivative): numpy's own function on the values; not recorded, so
+        # refused on a traced tensor (its result's shape may come from the values: np.extract(y != 0, y).shape[0],
+        # verify43b F11), as np.nonzero is
+        _read_values(func.__name__, (*args, *kwargs.values()))
         out = _as_tensors(func(*_values(args), **{k: _values(v) for k, v in kwargs.items()}))
     else:
         out = impl(*args, **kwargs)

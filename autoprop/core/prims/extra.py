@@ -53,6 +53,7 @@ from ._common import (
     _axes_tuple,
     _check_kw,
     _ddof,
+    _read_values,
     _shape,
     _t,
     _value,
@@ -106,15 +107,26 @@ VALUES_ONLY = tuple(dict.fromkeys(f for f in (  # (dict: numpy's aliases once, b
 ) if f is not None))
 
 
+#: the functions of :data:`VALUES_ONLY` that read a tensor's shape or dtype alone (the trace's signature holds
+#: them); the others read its values, refused inside ``autoprop.function`` (verify43b F11: ``argwhere(x >
+#: 0).shape[0]`` replayed the first call's count)
+METADATA_ONLY = frozenset(f for f in (
+    np.tril_indices_from, np.triu_indices_from, np.diag_indices_from, np.iscomplexobj, np.isrealobj, np.result_type,
+    np.can_cast, np.common_type, np.min_scalar_type, np.may_share_memory, np.shares_memory))
+
+
 def _ufunc_values(f):
     def run(*args, **kwargs):
         _check_kw(f.__name__, kwargs)
+        _read_values(f.__name__, args)
         return f(*[_value(a) for a in args])
     return run
 
 
 def _function_values(f):
     def run(*args, **kwargs):
+        if f not in METADATA_ONLY:
+            _read_values(f.__name__, (*args, *kwargs.values()))
         return f(*[_values(a) for a in args], **{k: _values(v) for k, v in kwargs.items()})
     run.__name__ = f.__name__
     return run

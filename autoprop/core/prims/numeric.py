@@ -19,7 +19,7 @@ from ..observe import OwnFloat, carries_value, own
 from ..registry import defcomposite
 from ..tape import refuse_traced, replayed
 from ..tensor import Tensor
-from ._common import _axes_tuple, _axis_index, _check_kw, _ddof, _t, _value
+from ._common import _axes_tuple, _axis_index, _check_kw, _ddof, _read_values, _t, _value
 from .elementwise import cast, power, where
 from .linalg import matmul
 from .reductions import prod, sum  # noqa: A004
@@ -639,6 +639,7 @@ def compress(condition, a, axis=None, out=None):
     composition's: the kept elements get ``g``, the others 0. Source: ``lessons/10-gradient-tape.md`` (composites).
     """
     _check_kw("compress", {"out": out})
+    _read_values("compress", (condition,))  # the kept count sets the result's shape
     a = _t(a)
     idx = np.nonzero(np.asarray(_value(condition)).ravel())[0]
     return np.take(a if axis is not None else ravel(a), idx, axis=axis if axis is not None else 0)
@@ -662,6 +663,7 @@ def extract(condition, arr):
     numpy's function written in recorded primitives (ravel, take), so its gradient is the
     composition's: the picked elements get ``g``, the others 0. Source: ``lessons/10-gradient-tape.md`` (composites).
     """
+    _read_values("extract", (condition,))
     return compress(np.asarray(_value(condition)).ravel(), ravel(_t(arr)))
 
 
