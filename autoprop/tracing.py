@@ -997,12 +997,30 @@ def _rebuild(spec, env):
     return kind(_rebuild(e, env) for e in v) if kind is tuple else [_rebuild(e, env) for e in v]
 
 
+def _body(fn):
+    """``(f, k)``: the Python function a traced callable runs, ``k`` positional arguments bound before the call's:
+    a ``functools.partial``'s ``func`` (its ``args`` bound), a callable object's ``__call__`` (a bound method);
+    ``fn`` itself otherwise (verify43b F5: a partial or a callable object raised AttributeError ``__name__``, and
+    their global names were not watched)."""
+    k = 0
+    while isinstance(fn, functools.partial):
+        k += len(fn.args)
+        fn = fn.func
+    if getattr(getattr(fn, "__func__", fn), "__code__", None) is None and callable(fn):
+        call = fn.__call__
+        if getattr(getattr(call, "__func__", call), "__code__", None) is not None:
+            fn = call
+    return fn, k
+
+
 def _parameter_names(fn, n):
     """The names of the first ``n`` positional parameters of ``fn`` (``*args``'s as ``args[i]``), for messages."""
+    fn, bound = _body(fn)
     code = getattr(getattr(fn, "__func__", fn), "__code__", None)
     names = list(code.co_varnames[:code.co_argcount]) if code is not None else []
     if code is not None and getattr(fn, "__self__", None) is not None and names:
         names = names[1:]  # (a bound method: self is not an argument of the call)
+    names = names[bound:]
     star = code.co_varnames[code.co_argcount + code.co_kwonlyargcount] if code is not None and code.co_flags & 4 else None
     out = []
     for i in range(n):
@@ -1022,7 +1040,7 @@ def _escape_patches(fn, thread):
     for n in _ESCAPES:
         original = getattr(np, n)
         out.append((np.__dict__, n, original, _escape_guard(n, original, thread)))
-    g = getattr(getattr(fn, "__func__", fn), "__globals__", None)
+    g = getattr(getattr(_body(fn)[0], "__func__", _body(fn)[0]), "__globals__", None)
     if g is not None and g is not np.__dict__:
         originals = {id(getattr(np, n)): n for n in _ESCAPES}
         for k, v in list(g.items()):
@@ -1094,7 +1112,12 @@ class Function:
     def __init__(self, fn):
         functools.update_wrapper(self, fn)
         self._fn = fn
-        self._names = _Names(fn)
+        if not isinstance(getattr(self, "__name__", None), str):  # a partial, a callable object: its body's name
+            inner = fn
+            while isinstance(inner, functools.partial):
+                inner = inner.func
+            self.__name__ = getattr(inner, "__name__", None) or type(inner).__name__
+        self._names = _Names(_body(fn)[0])
         self._traces = {}
         self.traces = 0  # how many traces ran (a new signature, a layer's Python state changed, a name rebound)
 
