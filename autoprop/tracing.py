@@ -451,6 +451,14 @@ class _Trace:
                 return ("s", hit[0])
             if _observe.is_static(a):  # autoprop's own, from shapes only (np.tril's mask): a constant (issue 15)
                 return ("c", v)
+            if isinstance(a, _TracedInts):  # y.astype(np.float64), y.reshape(-1, 1): a copy or view of an argument
+                raise TraceError(
+                    f"autoprop.function: {where} gets an array made inside the function from the integer argument "
+                    f"`{a._ap_name}` (cast, reshaped or copied: now {a.dtype}, shape {a.shape}), at {_user_line()}: "
+                    "the trace does not follow numpy's own calls on it, so it would freeze the first call's values. "
+                    f"Convert `{a._ap_name}` outside the function and pass the result as the argument "
+                    f"({a._ap_name}.astype(np.float64) before the call), or give `{a._ap_name}` itself to "
+                    "autoprop's layers, losses and operations.")
             raise TraceError(
                 f"autoprop.function: {where} gets a numpy array that is neither an argument of the call "
                 f"nor a Variable, at {_user_line()}. The trace cannot prove it constant (a fresh draw, "

@@ -35,3 +35,15 @@ def test_shape_facts_stay_allowed():
         rows, cols = np.triu_indices_from(anp.outer(x, x))
         return anp.sum(x) * len(rows) + np.iscomplexobj(x)
     assert [float(step(x).numpy()) for x in XS] == [float(np.sum(x)) * 6 for x in XS]
+
+
+def test_labels_cast_inside_the_step_are_refused_naming_them():
+    """verify43b F7: y.astype(np.float64) inside the step was refused as "a numpy array that is neither an argument of
+    the call nor a Variable", without naming y or saying what to do."""
+    W = ap.Variable(np.ones((3, 1)))
+
+    @ap.function
+    def step(x, y):
+        return anp.sum((x @ W - y.astype(np.float64).reshape(-1, 1)) ** 2)
+    with pytest.raises(ap.TraceError, match=r"from the integer argument `y` \(cast, reshaped or copied"):
+        step(np.ones((4, 3)), np.array([0, 1, 1, 0]))
