@@ -7001,6 +7001,18 @@ def _attribute_style(obj, inputs, kw, info, found):
     return layer, info
 
 
+def grads_values(obj) -> dict:
+    """``{key: float64 copy}`` of the arrays in ``obj.grads`` as it holds them now (``{}`` when it is no dict): what
+    :func:`gradcheck.grading.checks.instances_apart` reads after every instance's backward, in the sandbox's child for
+    a sandboxed layer, whose proxy keeps each backward's own copy (a ``grads`` dict on the class is every
+    instance's: verify43c F5)."""
+    g = getattr(obj, "grads", None)
+    if type(g) is not dict:
+        return {}
+    return {str(k): np.array(v, dtype=np.float64) for k, v in list(g.items())[:MAX_PROBED * 4]
+            if isinstance(v, np.ndarray) and v.dtype.kind in "fiu"}
+
+
 def reused_layers(obj) -> list:
     """The indices (as text) of the first layer object ``obj``'s list ``layers`` holds more than once (lesson 07's
     one activation used twice in the chain), ``[]`` when it holds none twice or has no such list: what

@@ -255,6 +255,24 @@ def scale_difference(Y: Any, X: np.ndarray, Y_ref: Any, cname: str, ref_name: st
             "1 the scale left out")
 
 
+#: training forwards :func:`own_eval_mean_finding` averages over: a mask shared along the batch (AWD-LSTM's locked
+#: dropout, one Bernoulli per batch as stochastic depth draws) varies from call to call alone (verify43c F1, F2)
+OWN_CALLS = 8
+
+
+def _calls_mean(Ys: list, X: np.ndarray) -> tuple[float, float]:
+    """``(mean, standard error)`` of ``Y / X`` over the entries of training calls ``Ys``: the larger of the calls'
+    spread (right whatever a mask shares inside one call, when the calls draw anew) and the samples' (right for a mask
+    drawn anew per sample, also when the check holds one draw for every call); about 0 when neither varies."""
+    rs = [np.asarray(Y, dtype=np.float64) / X for Y in Ys]
+    if any(r.shape != X.shape or not np.all(np.isfinite(r)) for r in rs):
+        return float("nan"), 0.0
+    calls = np.array([r.mean() for r in rs])
+    samples = np.concatenate([r.reshape(len(r), -1).mean(axis=1) for r in rs])
+    se = max(float(calls.std(ddof=1) / np.sqrt(calls.size)), float(samples.std(ddof=1) / np.sqrt(samples.size)))
+    return float(calls.mean()), se
+
+
 def own_eval_mean_finding(pairs, cname: str, shape: tuple[int, ...], seed: int) -> Finding | None:
     """The ``own-mean`` error Finding of the first ``(layer, at)`` of ``pairs`` whose training output is ``X`` times a
     mask of 0 and one scale (a dropout) and whose mean, on one batch of positive entries (as
@@ -288,20 +306,26 @@ def own_eval_mean_finding(pairs, cname: str, shape: tuple[int, ...], seed: int) 
     for layer, at in pairs:
         try:
             names, params = V.input_names(layer, 1), V.layer_params(layer, cname)
-            Y = Call(layer, cname, [X], names, params, True).forward(X.copy())
+            train = Call(layer, cname, [X], names, params, True)
+            Ys = [train.forward(X.copy()) for _ in range(OWN_CALLS)]
             Y_eval = Call(layer, cname, [X], names, params, False).forward(X.copy())
         except Exception:  # noqa: BLE001 - a forward that cannot take the larger batch: not compared, no claim
             continue
-        got = _mean_ratio(Y, X)
+        got = _mean_ratio(Ys[0], X)
         ok = isinstance(Y_eval, np.ndarray) and Y_eval.shape == X.shape and np.all(np.isfinite(Y_eval))
         all_kept, c = kept_scale(Y_eval, X) if ok else (0.0, None)
-        if got is None or got[3] is None or c is None or all_kept != 1:  # not a dropout's mask, or eval not c X
+        if got is None or got[3] is None or not 0 < got[3] < 1 or c is None or all_kept != 1:
+            # not a dropout's mask (a random gain X * s keeps every entry: verify43c F7), or eval not c X
             continue
-        if abs(got[0] - c) <= SIGMAS * got[1] + 1e-9 * abs(c):
+        mean, se = _calls_mean(Ys, X)
+        if not se > 1e-12 * max(1.0, abs(mean)) or abs(mean - c) <= SIGMAS * se + 1e-9 * abs(c):
+            # nothing seen to vary (one mask shared by every sample, the check's draws held from call to call):
+            # no standard error, no claim
             continue
         return Finding("own-mean", (
-            f"in training mode, {cname}'s output{at} averages {got[0]:.4g} X over {X.size} entries, its own eval "
-            f"output is {c:.4g} X ({abs(got[0] - c) / got[1]:.0f} standard errors apart; the masks are random, their "
+            f"in training mode, {cname}'s output{at} averages {mean:.4g} X over {OWN_CALLS} calls of {X.size} "
+            f"entries, its own eval output is {c:.4g} X ({abs(mean - c) / se:.0f} standard errors apart; the masks "
+            f"are random, their "
             f"mean is not): in training it {got[2]}. A dropout's expected training output is its eval output: "
             "inverted dropout drops an entry with probability p and scales the kept ones by 1/(1 - p), so that "
             "E[Y] = X in training, and leaves Y = X in eval (a scale of 1/p reads p as the probability of keeping an "

@@ -1964,7 +1964,8 @@ OPS = {name[3:]: fn for name, fn in vars(Child).items() if name.startswith("op_"
 ADAPTER_CALLS = {"hold_random": (True, False), "random_draws": (False, False), "set_variant": (False, False),
                  "state_values": (False, True), "set_weights": (False, False), "stored_inputs": (False, True),
                  "numpy_patched": (False, False), "penalty_numbers": (False, True),
-                 "same_draws": (False, False), "set_pair_keywords": (False, False), "reused_layers": (False, True)}
+                 "same_draws": (False, False), "set_pair_keywords": (False, False), "reused_layers": (False, True),
+                 "grads_values": (True, True)}
 
 
 class _Tail:

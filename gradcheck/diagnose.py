@@ -1441,7 +1441,7 @@ def adapter_call(layer: Any, name: str, *args: Any) -> Any:
     module of its replacement}``: numpy's functions the checked code replaced) or ``penalty_numbers`` (``{name:
     value}``: the regulariser strengths it holds) or ``same_draws`` (``seed``: its generators set from it) or
     ``set_pair_keywords`` (``values``: a function pair's dict arguments set, None: put back) or ``reused_layers``
-    (the indices of one object its ``layers`` list holds twice)."""
+    (the indices of one object its ``layers`` list holds twice) or ``grads_values`` (its ``grads`` dict's arrays now)."""
     from . import _adapters
     from ._sandbox_child import ADAPTER_CALLS
 

@@ -2300,7 +2300,7 @@ _ADAPTER_REPLIES = {"hold_random": ("{}.fix_mask(True)", str), "random_draws": (
                     "penalty_numbers": ("{}'s regulariser strengths", dict),
                     "same_draws": ("{}'s random generators", None),
                     "set_pair_keywords": ("{}'s dict arguments", None),
-                    "reused_layers": ("{}.layers", list)}
+                    "reused_layers": ("{}.layers", list), "grads_values": ("{}.grads", dict)}
 
 
 class _Remote:

@@ -16,8 +16,10 @@ output, whichever convention it follows). A loss or a layer whose batch size equ
 with one more sample. The right dropout and loss keep passing.
 """
 
+import json
 import re
 
+import pytest
 from test_cli import check_source
 
 import gradcheck
@@ -202,3 +204,58 @@ def test_a_layer_of_square_inputs_alone_claims_no_other_batch(tmp_path):
     passed there (it said "also checked at a batch of 6 (passed)")."""
     code, out = check_source(tmp_path, MAT_SQUARE, "MatSquare", "--input-shape", "5,5")
     assert code == 0 and "batch of 6" not in " ".join(out.split()), out
+
+
+SHARED_MASKS = """
+import numpy as np
+
+class Shared:
+    def __init__(self, p=0.5, kind="batch"):
+        self.p, self.kind, self.rng = p, kind, np.random.default_rng(0)
+        self.params, self.grads = {}, {}
+
+    def forward(self, X, training=False):
+        if not training:
+            self.mask = None
+            return X
+        shape = {"batch": (1,) * X.ndim, "features": X.shape[1:], "locked": (1, *X.shape[1:])}[self.kind]
+        self.mask = (self.rng.random(shape) >= self.p) / (1 - self.p)
+        return X * self.mask
+
+    def backward(self, dY):
+        return dY if self.mask is None else dY * self.mask
+"""
+
+
+@pytest.mark.parametrize("kind", ["batch", "features", "locked"])
+def test_right_dropouts_sharing_a_mask_along_the_batch_pass(tmp_path, kind):
+    """verify43c F1, F2: one Bernoulli per batch (stochastic depth) crashed the own-mean check (a standard error of
+    0); one mask per feature, or AWD-LSTM's locked mask, FAILed it (every sample's mean the same: no spread to judge
+    by). No claim without a spread."""
+    code, out = check_source(tmp_path, SHARED_MASKS, "Shared", "--input-shape", "5,2,3" if kind == "locked" else "4,6",
+                             "--init", json.dumps({"kind": kind}))
+    assert code == 0 and "PASS" in out, out
+
+
+RANDOM_GAIN = """
+import numpy as np
+
+class RandomGain:
+    def __init__(self):
+        self.rng = np.random.default_rng(0)
+        self.params, self.grads = {}, {}
+
+    def forward(self, X, training=False):
+        self.s = self.rng.uniform(0.8, 1.2) if training else 1.0
+        return X * self.s
+
+    def backward(self, dY):
+        return dY * self.s
+"""
+
+
+def test_a_random_gain_is_no_dropout(tmp_path):
+    """verify43c F7: a random gain Y = s X (one s per call, eval Y = X) was read as a dropout keeping every entry and
+    FAILed the own-mean check; a dropout drops some entries."""
+    code, out = check_source(tmp_path, RANDOM_GAIN, "RandomGain", "--input-shape", "4,6")
+    assert code == 0 and "PASS" in out, out

@@ -8,7 +8,7 @@ import pytest
 
 import manualprop as mp
 from gradcheck.grading.checks import GradingTestError, instances_apart
-from tests.test_grading_hidden_inputs import LRC, _submission, score
+from tests.test_grading_hidden_inputs import LRC, ROOT, _submission, score
 
 LINEAR_INIT = ('        self.params = {"W": rng.uniform(-k, k, size=(out_features, in_features)),\n'
                '                       "b": rng.uniform(-k, k, size=out_features)}\n'
@@ -87,3 +87,40 @@ def test_a_mutant_wrong_alone_keeps_its_score():
 def test_instances_apart_takes_two_of_each():
     with pytest.raises(GradingTestError, match="two layers and two references"):
         instances_apart([mp.ReLU()], np.ones((2, 2)), [mp.ReLU(), mp.ReLU()])
+
+
+CLASS_GRADS = ("        self.grads = {name: np.zeros_like(p) for name, p in self.params.items()}\n", "")
+
+
+def test_a_grads_dict_on_the_class_is_seen_in_the_sandbox(tmp_path):
+    """verify43c F5: the sandbox's proxy kept each backward's own copy of grads, so a grads dict on the class (both
+    instances write one) scored 28 / 28 in the sandbox: the grads are read in the child after both backwards."""
+    from gradcheck.sandbox import Sandbox
+
+    text = (ROOT / "assignments" / "linear_relu_ce" / "solution" / "layers.py").read_text()
+    assert text.count(CLASS_GRADS[0]) == 1
+    text = text.replace(CLASS_GRADS[0], "").replace("class Linear:\n", "class Linear:\n    grads = {}\n", 1)
+    (tmp_path / "layers.py").write_text(text)
+    X = np.random.default_rng(0).standard_normal((6, 4))
+    with Sandbox(files={"layers.py": str(tmp_path / "layers.py")}, timeout=10) as sb:
+        a, b = (sb.load_layer("layers.py", "Linear", {"in_features": 4, "out_features": 3}) for _ in range(2))
+        verdict = instances_apart([a, b], X, [mp.Linear(4, 3), mp.Linear(4, 3)])
+    assert not verdict.passed and "share state" in verdict.parts[0].message, verdict.parts[0].message
+
+
+def test_a_module_level_stack_of_caches_is_right():
+    """verify43c F10: backwards run last to first, as a network runs them: a module-level stack of inputs (pushed in
+    forward, popped in backward), right in any network, passes."""
+    stack = []
+
+    class Stacked(mp.Linear):
+        def forward(self, X, training=False):
+            stack.append(X)
+            return X @ self.params["W"].T + self.params["b"]
+
+        def backward(self, dY):
+            X = stack.pop()
+            self.grads["W"], self.grads["b"] = dY.T @ X, dY.sum(axis=0)
+            return dY @ self.params["W"]
+    X = np.random.default_rng(1).standard_normal((5, 4))
+    assert instances_apart([Stacked(4, 3), Stacked(4, 3)], X, [mp.Linear(4, 3), mp.Linear(4, 3)]).passed

@@ -2608,9 +2608,9 @@ def instances_apart(layers: Sequence[Any], X: np.ndarray, references: Sequence[A
     """Two instances of one class used in turn keep their own state (one part ``"instances apart"``).
 
     Each instance and its reference get their own parameters (:func:`evaluation_point`, seeds ``seed`` and ``seed +
-    1``); then, in a network's order, the first instance's forward on ``X``, the second's on ``-X`` (another input
-    of the same shape: another ReLU mask), the first's backward, the second's backward, and only then each one's
-    ``grads`` are read. Every output, dX and gradient must equal its reference's. State kept on the class rather
+    1``); then, in a network's order, the first instance's forward on ``X``, the second's on another input of the
+    same shape (a normal draw: another ReLU mask), the second's backward, the first's, and only then each one's
+    ``grads`` are read (a module-level stack of caches, right in any network, is right here too). Every output, dX and gradient must equal its reference's. State kept on the class rather
     than the instance (``params = {}`` as a class attribute filled in ``__init__``, ``Linear.X = X``, ``ReLU.mask
     = ...``: Python's shared mutable class attribute) passes every test of one instance and breaks the second layer
     of any network (redteam43 F2: three such layers scored full marks).
@@ -2620,7 +2620,7 @@ def instances_apart(layers: Sequence[Any], X: np.ndarray, references: Sequence[A
     layers : sequence of two layers
         Two instances of the student's class, built with the same arguments (``student.layer(...)`` twice).
     X : ndarray, shape (N, ...)
-        The first instance's input; the second gets ``-X``.
+        The first instance's input; the second gets a normal draw of its shape.
     references : sequence of two layers
         Two instances of the reference class built with the same arguments.
     points : float, default 1.0
@@ -2644,7 +2644,7 @@ def instances_apart(layers: Sequence[Any], X: np.ndarray, references: Sequence[A
     if len(layers) != 2 or len(references) != 2:
         raise GradingTestError(f"grade.instances_apart takes two layers and two references; got {len(layers)} and "
                                f"{len(references)}.")
-    xs = [np.array(X, dtype=np.float64), -np.array(X, dtype=np.float64)]
+    xs = [np.array(X, dtype=np.float64), upstream_draw(probe_rng(seed + 3), np.shape(X), [X])]
     owner = type(layers[0]).__name__
     try:  # read as the other checks read them (an attribute-style layer's self.W as its params)
         layers = [_one_output(lay, ref, [x.copy()])[0] for lay, ref, x in zip(layers, references, xs)]
@@ -2666,27 +2666,39 @@ def instances_apart(layers: Sequence[Any], X: np.ndarray, references: Sequence[A
                              f"(the test's other checks say how); {_wrong_message(wrong)}")])
     return Verdict([Part("instances apart", points, False, (
         f"two {owner} instances used in turn, as in a network (forward of the first, forward of the second, "
-        f"backward of the first, backward of the second), do not each give their own results: {wrong[0][1]}. The "
+        f"backward of the second, backward of the first, then each one's grads read), do not each give their own results: {wrong[0][1]}. The "
         f"first matches when used alone, so the instances share state: keep every array on self (self.params = {{}} in "
         f"__init__, not params = {{}} in the class body; self.X = X, not {owner}.X = X)."))])
 
 
 def _in_turn(layers: Sequence[Any], xs: list[np.ndarray], seed: int, owner: str,
              student: bool = True) -> list[dict[str, np.ndarray]]:
-    """:func:`instances_apart`'s calls on two layers in a network's order: ``[{"Y", "dX", "d<param>"...}]``, each
-    instance's ``grads`` read after both backwards."""
+    """:func:`instances_apart`'s calls on two layers in a network's order, the forwards first to last, the backwards
+    last to first: ``[{"Y", "dX", "d<param>"...}]``, each instance's ``grads`` read after both backwards (a sandboxed
+    layer's in its child: :func:`gradcheck._adapters.grads_values`)."""
     outs = [V.check_output(lay.forward(x.copy(), training=False) if student else forward_in_mode(lay, [x.copy()], False),
                            owner=owner, tensor="Y", expected_shape=None, produced_by="forward(X)")
             for lay, x in zip(layers, xs)]
     dys = [upstream_draw(probe_rng(seed + 7 + i), y.shape) for i, y in enumerate(outs)]
-    dxs = [V.check_output(lay.backward(dy.copy()), owner=owner, tensor="dX", expected_shape=x.shape,
-                          produced_by="backward(dY)") for lay, dy, x in zip(layers, dys, xs)]
+    dxs = {i: V.check_output(layers[i].backward(dys[i].copy()), owner=owner, tensor="dX", expected_shape=xs[i].shape,
+                             produced_by="backward(dY)") for i in reversed(range(len(layers)))}
     res = []
-    for lay, y, dx in zip(layers, outs, dxs):
+    for i, (lay, y) in enumerate(zip(layers, outs)):
         params = V.layer_params(lay, owner)
         grads = V.check_grads(lay, owner, params, grad_slots(lay)) if params else {}
-        res.append({"Y": y, "dX": dx, **{V.grad_name(k): g for k, g in grads.items()}})
+        now = _grads_now(lay) if student else {}
+        grads = {k: now[k] if np.shape(now.get(k)) == np.shape(g) else g for k, g in grads.items()}
+        res.append({"Y": y, "dX": dxs[i], **{V.grad_name(k): g for k, g in grads.items()}})
     return res
+
+
+def _grads_now(layer: Any) -> dict[str, np.ndarray]:
+    """The student's ``grads`` dict's arrays as it holds them now (:func:`gradcheck._adapters.grads_values`, in the
+    sandbox's child for a sandboxed layer); ``{}`` when they cannot be read (the snapshot of its backward stands)."""
+    try:
+        return {k: np.asarray(v, dtype=np.float64) for k, v in (adapter_call(layer, "grads_values") or {}).items()}
+    except Exception:  # noqa: BLE001 - a grads dict the adapter cannot read: its backward's copy is compared
+        return {}
 
 
 def _wrong_values(pairs: Mapping[str, tuple[Any, np.ndarray]], batch_size: int | None) -> list[tuple[str, str]]:
