@@ -7302,17 +7302,19 @@ def _unchecked_constants(layer: Any, inputs: Sequence[np.ndarray]) -> tuple[list
 
 
 def at_other_batch(layer: Any, X: Any, diag: Diagnosis, check: Any, seed: int) -> Diagnosis:
-    """``diag`` (a passing diagnosis of ``layer``, one float input whose batch size equals its last axis: a 5 x 5
-    input of a layer over 5 features) checked again, by :func:`_again_at`, with one more sample drawn: there a
+    """``diag`` (a passing diagnosis of ``layer``, whose first input is float with a batch size equal to its last
+    axis: a 5 x 5 input of a layer over 5 features, a CS231n pair's x beside its gamma and beta) checked again, by :func:`_again_at`, with one more sample drawn: there a
     backward reading a size from the one axis for the other (a layer norm's ``D = dY.shape[0]``) gives the right
     values (bugs43 H4: it PASSed). ``check(X2)`` is the diagnosis at inputs ``X2``. Returns the diagnosis there when
     it FAILS, else ``diag``; either with an info finding saying so (``other-batch-note``)."""
     inputs = _probe_inputs(X, seed, diag.name)
     x0 = inputs[0]
-    if len(inputs) != 1 or x0.dtype.kind != "f" or x0.ndim < 2 or x0.shape[0] != x0.shape[-1] or x0.shape[0] < 2:
+    if x0.dtype.kind != "f" or x0.ndim < 2 or x0.shape[0] != x0.shape[-1] or x0.shape[0] < 2:
         return diag
     n = x0.shape[0]
-    X2 = [np.random.default_rng([seed, 43]).standard_normal((n + 1, *x0.shape[1:])).astype(x0.dtype)]
+    # the first input grown, the others as they are (a CS231n pair's gamma and beta: verify43c F3); an input that
+    # has the batch axis too makes the check raise there: no claim
+    X2 = [np.random.default_rng([seed, 43]).standard_normal((n + 1, *x0.shape[1:])).astype(x0.dtype), *inputs[1:]]
     ran, d = _again_at(lambda: check(X2), keep_pass=True)
     if d is None:  # raised or stopped there (a layer of square inputs alone: Y = X @ X): no claim about that batch
         return diag

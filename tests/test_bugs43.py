@@ -259,3 +259,31 @@ def test_a_random_gain_is_no_dropout(tmp_path):
     FAILed the own-mean check; a dropout drops some entries."""
     code, out = check_source(tmp_path, RANDOM_GAIN, "RandomGain", "--input-shape", "4,6")
     assert code == 0 and "PASS" in out, out
+
+
+LN_PAIR = """
+import numpy as np
+
+def layernorm_forward(x, gamma, beta, ln_param):
+    eps = ln_param.get("eps", 1e-5)
+    mu = x.mean(axis=1, keepdims=True); var = x.var(axis=1, keepdims=True)
+    inv = 1.0 / np.sqrt(var + eps); xhat = (x - mu) * inv
+    return gamma * xhat + beta, (xhat, gamma, inv)
+
+def layernorm_backward(dout, cache):
+    xhat, gamma, inv = cache
+    dgamma, dbeta = (dout * xhat).sum(axis=0), dout.sum(axis=0)
+    dxhat = dout * gamma
+    D = dout.shape[AXIS]
+    dx = inv / D * (D * dxhat - dxhat.sum(axis=1, keepdims=True) - xhat * (dxhat * xhat).sum(axis=1, keepdims=True))
+    return dx, dgamma, dbeta
+"""
+
+
+@pytest.mark.parametrize("axis, code", [(0, 1), (1, 0)])
+def test_a_cs231n_pair_at_a_square_input_is_checked_at_another_batch(tmp_path, axis, code):
+    """verify43c F3: the batch-of-6 check skipped layers of several inputs, so CS231n's layernorm pair with bugs43 H4's
+    bug (the feature count read from dout.shape[0]) PASSed at '5,5;5;5': x is grown, gamma and beta kept."""
+    got, out = check_source(tmp_path, LN_PAIR.replace("AXIS", str(axis)), "layernorm", "--input-shape", "5,5;5;5",
+                            "--init", '{"ln_param": {}}')
+    assert got == code and "also checked at a batch of 6" in " ".join(out.split()), out
