@@ -14,8 +14,8 @@ import sys
 import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
-from test_grading_fixg36 import HANDLER, next_call_error  # noqa: E402
-from test_grading_keys_s35 import _grade, _plain_test, shown  # noqa: E402
+from test_grading_fixg36 import HANDLER, next_call_error, waiting_test  # noqa: E402
+from test_grading_keys_s35 import _grade, shown  # noqa: E402
 
 #: fixg36's layer whose forward arms a 50 ms timer, its handler calling os._exit(3) instead of raising
 EXITING = HANDLER.replace('''def _boom(signum, frame):
@@ -36,7 +36,7 @@ def test_a_signal_handler_calling_os_exit_while_the_child_waits_is_named(tmp_pat
     """Graded: the row said "ended the sandbox process with exit code 3 ... Does the code call sys.exit, exit() or
     os._exit?"; now it names the call, its line and the signal whose handler made it."""
     assert EXITING != HANDLER
-    r, data = _grade(tmp_path, {"layers.py": EXITING}, _plain_test(tmp_path))
+    r, data = _grade(tmp_path, {"layers.py": EXITING}, waiting_test(tmp_path))
     (t,) = data["tests"]
     assert (r.status, t["score"]) == ("graded", 0.0), t["output"]
     _says_the_handler_exited(shown(t["output"]))

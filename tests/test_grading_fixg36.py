@@ -233,10 +233,20 @@ def _says_the_handler_raised(text: str) -> None:
     assert "in _boom; the handler of SIGALRM) between two requests" in text, text
 
 
+def waiting_test(tmp_path):
+    """The staff test of :func:`_plain_test`, waiting 0.5 s after the layer is loaded (its probe's forward arms the
+    50 ms timer) before it grades: the handler fires while the child waits, whatever the machine's speed (the grading
+    zygote made the requests fast enough to end before the timer, at times: suitetime43)."""
+    text = _plain_test(tmp_path)
+    old = '    grade.layer_gradients(layer,'
+    assert text.count(old) == 1
+    return text.replace(old, '    __import__("time").sleep(0.5)  # the child waits: the timer fires\n' + old)
+
+
 def test_a_signal_handler_raising_while_the_child_waits_is_named(tmp_path):
     """Graded: the next request's shared memory could not be sent (a broken pipe), which the grader blamed on file
     descriptors; now the test's output names the exception, where it was raised and the signal."""
-    r, data = _grade(tmp_path, {"layers.py": HANDLER}, _plain_test(tmp_path))
+    r, data = _grade(tmp_path, {"layers.py": HANDLER}, waiting_test(tmp_path))
     (t,) = data["tests"]
     assert (r.status, t["score"]) == ("graded", 0.0), t["output"]
     _says_the_handler_raised(shown(t["output"]))
