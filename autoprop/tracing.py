@@ -1048,7 +1048,8 @@ def _escape_patches(fn, thread):
     for n in _ESCAPES:
         original = getattr(np, n)
         out.append((np.__dict__, n, original, _escape_guard(n, original, thread)))
-    g = getattr(getattr(_body(fn)[0], "__func__", _body(fn)[0]), "__globals__", None)
+    body = _body(fn)[0]
+    g = getattr(getattr(body, "__func__", body), "__globals__", None)
     if g is not None and g is not np.__dict__:
         originals = {id(getattr(np, n)): n for n in _ESCAPES}
         for k, v in list(g.items()):
