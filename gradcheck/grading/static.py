@@ -40,7 +40,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from .. import _pyast
-from .._import_scan import _DYNAMIC, _imports, _taken, loaded_names, module_files, walk_imports
+from .._import_scan import (
+    _DYNAMIC,
+    _imports,
+    _main_false,
+    _taken,
+    loaded_names,
+    module_files,
+    walk_imports,
+)
 from ..errors import CODE_MARK
 
 __all__ = ["DEFAULT_FORBIDDEN", "MAX_BYTES", "ImportViolation", "Scan", "scan", "forbidden_imports", "format_violations", "code_span",
@@ -81,10 +89,11 @@ def _conditions(tree: ast.AST) -> dict[ast.AST, str]:
     deeper than Python's recursion limit is valid code); a test too deep to write back is named so."""
     out: dict[ast.AST, str] = {}
     stack: list[tuple[ast.AST, str | None]] = [(tree, None)]
+    main = _main_false(tree)
     while stack:
         node, cond = stack.pop()
         test = None
-        if isinstance(node, ast.If) and _taken(node.test) is None:
+        if isinstance(node, ast.If) and _taken(node.test, main) is None:
             try:
                 test = ast.unparse(node.test)
             except RecursionError:
@@ -457,7 +466,8 @@ def unavailable_imports(files: Iterable[str], *, root: str | None = None,
     top-level module (scipy, the course packages, torch) fails there, though it may be installed
     where ``gradcheck check`` runs. An import in the body of a ``try`` whose ``except`` catches
     ImportError (or ModuleNotFoundError, Exception, a bare ``except``) is optional and not reported,
-    nor one in a branch that never runs (``if False:``, ``if TYPE_CHECKING:``). A name built from
+    nor one in a branch that never runs (``if False:``, ``if TYPE_CHECKING:``, ``if __name__ == "__main__":``
+    in a file that does not rebind ``__name__``). A name built from
     literals (``__import__("sc" + "ipy")``, ``getattr(builtins, "__import__")("scipy")``) and the code of
     ``exec("import x")`` are read; a dynamic import, ``exec`` or ``eval`` of a name or code known only at
     run time, a lookup of one the scan cannot read (``getattr(builtins, name)``) or one taken but not
