@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from gradcheck.grading.runner import grade_submission
-from gradcheck.grading.static import graded_files
+from gradcheck.grading.static import forbidden_imports, graded_files
 
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTION = (ROOT / "assignments" / "linear_relu_ce" / "solution" / "layers.py").read_text()
@@ -54,10 +54,15 @@ def test_graded_files_is_every_file_when_an_import_cannot_be_followed(tmp_path):
 def test_a_script_beside_the_graded_file_does_not_cost_the_points(tmp_path):
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "test_scope.py").write_text(TESTS)
-    for name, extra, score in [("with_script", {"check_my_grads.py": SCRIPT}, 2.0),
-                               ("imported_helper", {"helpers.py": "import torch\n"}, 0.0)]:
-        sub = tmp_path / name
-        _files(sub, {"layers.py": SOLUTION + ("\nimport helpers\n" if "helpers.py" in extra else ""), **extra})
-        r = grade_submission(sub, tmp_path / "tests", tmp_path / f"out-{name}", timeout=10.0)
-        results = json.loads(Path(r.results_path).read_text())
-        assert results["score"] == score, (name, results["tests"][0]["output"])
+    _files(tmp_path / "sub", {"layers.py": SOLUTION, "check_my_grads.py": SCRIPT})
+    r = grade_submission(tmp_path / "sub", tmp_path / "tests", tmp_path / "out", timeout=10.0)
+    results = json.loads(Path(r.results_path).read_text())
+    assert results["score"] == 2.0, results["tests"][0]["output"]  # was 0: "the submission imports autograd"
+
+
+def test_a_helper_the_graded_file_imports_is_still_read(tmp_path):
+    files = _files(tmp_path, {"layers.py": SOLUTION + "\nimport helpers\n", "helpers.py": "import torch\n",
+                              "check_my_grads.py": SCRIPT})
+    got = [(v.file, v.module) for v in forbidden_imports(graded_files("layers.py", files), ["autograd", "torch"],
+                                                           root=str(tmp_path))]
+    assert got == [("helpers.py", "torch")]
