@@ -124,11 +124,12 @@ def _bound(tree: ast.AST) -> frozenset[str]:
     return frozenset(out)
 
 
-def _taken(test: ast.AST) -> bool | None:
+def _taken(test: ast.AST, main: bool = False) -> bool | None:
     """Whether an ``if`` with this test always runs its body (True) or its ``else`` (False): a
     constant (``if False:``, ``if 0:``), ``TYPE_CHECKING`` (false when the code runs), ``not`` of
-    one; None when it depends on the run. Read in a loop, not by recursion: a valid line of 1,500 ``not``s
-    (redteam30 S2) is no RecursionError."""
+    one, and with ``main`` (:func:`_main_false`) ``__name__ == "__main__"`` (false: the grader and the checker
+    import a file, never run it as a script; ``!=`` true); None when it depends on the run. Read in a loop, not by
+    recursion: a valid line of 1,500 ``not``s (redteam30 S2) is no RecursionError."""
     flips = 0
     while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         test, flips = test.operand, flips + 1
@@ -137,9 +138,35 @@ def _taken(test: ast.AST) -> bool | None:
     elif isinstance(test, ast.Name) and test.id == "TYPE_CHECKING" or isinstance(
             test, ast.Attribute) and test.attr == "TYPE_CHECKING":
         taken = False
+    elif main and isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(
+            test.ops[0], (ast.Eq, ast.NotEq)) and _is_main_compare(test.left, test.comparators[0]):
+        taken = isinstance(test.ops[0], ast.NotEq)
     else:
         return None
     return taken != bool(flips % 2)
+
+
+def _is_main_compare(a: ast.AST, b: ast.AST) -> bool:
+    """Whether ``a``, ``b`` are ``__name__`` and the string ``"__main__"``, in either order."""
+    return any(isinstance(x, ast.Name) and x.id == "__name__" and isinstance(y, ast.Constant) and y.value == "__main__"
+               for x, y in ((a, b), (b, a)))
+
+
+def _main_false(tree: ast.AST) -> bool:
+    """Whether ``__name__ == "__main__"`` is false wherever ``tree``'s code runs as the grader and the checker run it
+    (imported as a module: its ``__name__`` is its import name), i.e. the file never rebinds ``__name__``: no
+    assignment, ``global``, ``del`` or keyword of that name, no attribute ``.__name__`` set, no string holding it
+    (``globals()["__name__"] = ...``, code given to ``exec``). A file that does is read as before (the branch may run):
+    newuser44 F1, a self-test under ``if __name__ == "__main__":`` importing autograd scored 0/28."""
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name) and n.id == "__name__" and not isinstance(n.ctx, ast.Load) or isinstance(
+                n, (ast.Global, ast.Nonlocal)) and "__name__" in n.names or isinstance(
+                n, ast.Attribute) and n.attr == "__name__" and not isinstance(n.ctx, ast.Load) or isinstance(
+                n, ast.keyword) and n.arg == "__name__" or isinstance(
+                n, ast.Constant) and isinstance(n.value, (str, bytes)) and (
+                "__name__" in n.value if isinstance(n.value, str) else b"__name__" in n.value):
+            return False
+    return True
 
 
 def _imports(tree: ast.AST, *, guarded: bool) -> Iterator[tuple[ast.AST, str | None]]:
@@ -147,7 +174,7 @@ def _imports(tree: ast.AST, *, guarded: bool) -> Iterator[tuple[ast.AST, str | N
     the scan cannot tell), the one scan of both guards. Never in the branch an ``if`` (or ``x if c
     else y``) does not take (:func:`_taken`); with ``guarded`` False, not in the body of a ``try`` whose ``except`` makes the
     import optional (:func:`_guards_import`)."""
-    stack, bound = [tree], _bound(tree)
+    stack, bound, main = [tree], _bound(tree), _main_false(tree)
     while stack:
         node = stack.pop()
         yield from ((node, m) for m in _imported(node, bound))
@@ -155,7 +182,7 @@ def _imports(tree: ast.AST, *, guarded: bool) -> Iterator[tuple[ast.AST, str | N
             children = [*node.args, *node.keywords]  # its callee is read (a second look would report it taken)
         elif not guarded and isinstance(node, ast.Try) and _guards_import(node.handlers):
             children = [*node.handlers, *node.orelse, *node.finalbody]
-        elif isinstance(node, (ast.If, ast.IfExp)) and (taken := _taken(node.test)) is not None:
+        elif isinstance(node, (ast.If, ast.IfExp)) and (taken := _taken(node.test, main)) is not None:
             branch = node.body if taken else node.orelse  # a list of statements, or an expression
             children = [node.test, *(branch if isinstance(branch, list) else [branch])]
         else:

@@ -79,6 +79,7 @@ from .static import (
     code_span,
     forbidden_imports,
     format_violations,
+    graded_files,
     markdown_text,
     name_span,
     scan,
@@ -634,22 +635,26 @@ class Student:
     timeout (its marker, capped by ``--grading-timeout``) and its ``forbid_imports`` guard."""
 
     def __init__(self, holder: _SandboxHolder, item: pytest.Item):
-        self._holder, self._item, self._checked = holder, item, False
+        self._holder, self._item, self._checked = holder, item, set()
         m = item.get_closest_marker("timeout")
         cap = float(item.config.getoption("--grading-timeout"))
         self.timeout = min(float(m.args[0]), cap) if m is not None and m.args else cap
 
-    def _guard(self) -> None:
-        banned = [] if self._checked else [b for m in self._item.iter_markers("forbid_imports")
-                                           for b in m.args]
-        self._checked, files = True, list(self._holder.files().values()) if banned else []
+    def _guard(self, file: str) -> None:
+        """The ``forbid_imports`` guard, once per loaded file, over the files importing it may run
+        (:func:`~gradcheck.grading.static.graded_files`: not a script beside it that nothing imports)."""
+        file = os.path.normpath(file).replace("\\", "/")
+        banned = [] if file in self._checked else [b for m in self._item.iter_markers("forbid_imports")
+                                                   for b in m.args]
+        self._checked.add(file)
+        files = graded_files(file, self._holder.files()) if banned else []
         if banned and (bad := forbidden_imports(files, banned, root=str(self._holder.root))):
             raise C.GradingFailure(format_violations(bad, banned))
 
     def _load(self, file: str, class_name: str, init: dict, kind: str, targets: Any = None):
 
         self._holder.require(file)
-        self._guard()
+        self._guard(file)
         t = _test_targets(targets, int(self._item.config.getoption("--grading-seed")))
         key = (file, class_name, kind, repr(sorted(init.items())), None if t is None else t[1])
         sb = self._holder.imported(file, self.timeout)

@@ -40,10 +40,18 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from .. import _pyast
-from .._import_scan import _DYNAMIC, _imports, _taken, loaded_names, module_files, walk_imports
+from .._import_scan import (
+    _DYNAMIC,
+    _imports,
+    _main_false,
+    _taken,
+    loaded_names,
+    module_files,
+    walk_imports,
+)
 from ..errors import CODE_MARK
 
-__all__ = ["DEFAULT_FORBIDDEN", "MAX_BYTES", "ImportViolation", "Scan", "scan", "forbidden_imports", "format_violations", "code_span",
+__all__ = ["DEFAULT_FORBIDDEN", "MAX_BYTES", "ImportViolation", "Scan", "scan", "forbidden_imports", "graded_files", "format_violations", "code_span",
            "Markdown", "markdown_text", "name_span", "NAME_SHOWN",
            "unavailable_imports", "ENGINES", "engine_names", "vendored_engines"]
 
@@ -81,10 +89,11 @@ def _conditions(tree: ast.AST) -> dict[ast.AST, str]:
     deeper than Python's recursion limit is valid code); a test too deep to write back is named so."""
     out: dict[ast.AST, str] = {}
     stack: list[tuple[ast.AST, str | None]] = [(tree, None)]
+    main = _main_false(tree)
     while stack:
         node, cond = stack.pop()
         test = None
-        if isinstance(node, ast.If) and _taken(node.test) is None:
+        if isinstance(node, ast.If) and _taken(node.test, main) is None:
             try:
                 test = ast.unparse(node.test)
             except RecursionError:
@@ -128,6 +137,63 @@ def forbidden_imports(files: Iterable[str], forbidden: Iterable[str] = DEFAULT_F
         out += [ImportViolation(name, line, mod, text) for line, mod, text in
                 [i for i in found.imports if i[1].split(".")[0] in banned][:MAX_PER_FILE]]
     return sorted(out, key=lambda v: (v.file, v.line))
+
+
+class _AnyFile(Exception):
+    """An import :func:`graded_files` cannot follow (a module named at run time): any file may run."""
+
+
+def graded_files(start: str, files: dict[str, str]) -> list[str]:
+    """The paths of ``files`` (``{relative name: path}``, the submission's) that importing the graded file ``start``
+    may run: ``start`` and the files it imports, directly or through one another (:func:`walk_imports`; an import in
+    a ``try`` too; an absolute name looked up from the submission's top and from the importing file's folder alike).
+    Every file when one cannot be told: ``start`` not among them, a file over :data:`AST_BYTES`, one that does not
+    parse, or an import of a name known only at run time. A script beside the graded file that nothing imports (a
+    student's own check against autograd) never runs in grading (newuser44 F6: it cost a correct submission 0/28).
+
+    Parameters
+    ----------
+    start : str
+        The relative name of the file a test loads (``"layers.py"``).
+    files : dict of str to str
+        The submission's ``.py`` files by relative name.
+
+    Returns
+    -------
+    list of str
+        Paths, in the order reached.
+    """
+    everything = list(files.values())
+    if start not in files or any(os.path.getsize(p) > AST_BYTES for p in everything):
+        return everything
+    name_of = {os.path.abspath(p): n for n, p in files.items()}
+
+    def follow(path: str, node: ast.AST, mod: str | None) -> list[str]:
+        if mod is None:
+            raise _AnyFile
+        here = name_of[os.path.abspath(path)].rpartition("/")[0]
+        out = []
+        for m in loaded_names(node, mod):
+            level, parts = len(m) - len(m.lstrip(".")), [p for p in m.split(".") if p]
+            up = here.split("/") if here else []
+            if level > len(up) + 1:
+                continue
+            bases = ["/".join(up[:len(up) - level + 1])] if level else ["", here]
+            for base in bases:
+                for i in range(1, len(parts) + 1):  # a.b.c runs a and a.b too
+                    stem = "/".join(([base] if base else []) + parts[:i])
+                    out += [files[k] for k in (stem + ".py", stem + "/__init__.py") if k in files]
+        return out
+
+    try:
+        reached = []
+        for path, parsed in walk_imports([files[start]], follow, _parsed, guarded=True):
+            if parsed is None:
+                return everything
+            reached.append(path)
+    except _AnyFile:
+        return everything
+    return reached
 
 
 def _parsed(path: str, nofollow: bool = False) -> tuple[list[str], ast.AST]:
@@ -457,7 +523,8 @@ def unavailable_imports(files: Iterable[str], *, root: str | None = None,
     top-level module (scipy, the course packages, torch) fails there, though it may be installed
     where ``gradcheck check`` runs. An import in the body of a ``try`` whose ``except`` catches
     ImportError (or ModuleNotFoundError, Exception, a bare ``except``) is optional and not reported,
-    nor one in a branch that never runs (``if False:``, ``if TYPE_CHECKING:``). A name built from
+    nor one in a branch that never runs (``if False:``, ``if TYPE_CHECKING:``, ``if __name__ == "__main__":``
+    in a file that does not rebind ``__name__``). A name built from
     literals (``__import__("sc" + "ipy")``, ``getattr(builtins, "__import__")("scipy")``) and the code of
     ``exec("import x")`` are read; a dynamic import, ``exec`` or ``eval`` of a name or code known only at
     run time, a lookup of one the scan cannot read (``getattr(builtins, name)``) or one taken but not
