@@ -188,7 +188,7 @@ def _has_tensor(args):
 
 def _plain_arg(a):
     if isinstance(a, _TracedInts):
-        return np.ndarray.view(a, np.ndarray)
+        return a._ap_array
     if type(a) in (list, tuple):
         return type(a)(_plain_arg(e) for e in a)
     return a
@@ -206,17 +206,52 @@ def _read_at_replay(v):
     return isinstance(v, Tensor) or isinstance(v, np.ndarray) and not _observe.is_static(v)
 
 
-class _TracedInts(np.ndarray):
-    """An integer or boolean array argument as the traced function sees it (a view of the
-    caller's array, one per argument: the same array passed twice is two slots). While its
-    trace records, the user's own numpy on it (``np.count_nonzero(y != 0)``, ``if y[0] == k``,
-    ``y -= 1``, ``y.max()``, ``int(...)``, iteration) is refused: the Python would run only at
-    trace time and its result would be frozen into every replay. autoprop's and manualprop's
-    code (the losses' label checks, a primitive's forward) read it as a plain array."""
+class _IntsArray(np.ndarray):
+    """What ``isinstance`` sees of a :class:`_TracedInts` (its ``__class__``): an ndarray, for autoprop's own
+    checks (the losses', the trace's :meth:`_Trace.spec`). Never made: numpy's C code sees the real type."""
 
-    def __array_finalize__(self, obj):
-        self._ap_trace = getattr(obj, "_ap_trace", None)
-        self._ap_name = getattr(obj, "_ap_name", "?")
+
+#: the integer argument's metadata, part of the input signature: the user's code reads it freely
+_META = frozenset(("shape", "dtype", "ndim", "size", "itemsize", "nbytes", "strides", "flags"))
+#: its methods and attributes that make an array: the user's code gets another guarded array (its values as
+#: unreadable; an operation given it refuses it, naming the argument, as it is not the argument itself)
+_DERIVED = frozenset(("reshape", "ravel", "flatten", "copy", "astype", "transpose", "swapaxes", "squeeze", "view",
+                      "take", "repeat", "diagonal", "conj", "conjugate", "T", "mT", "real", "imag"))
+
+
+class _TracedInts(np.lib.mixins.NDArrayOperatorsMixin):
+    """An integer or boolean array argument as the traced function sees it (one per argument: the same array
+    passed twice is two slots). While its trace records, the user's own reads of its values
+    (``np.count_nonzero(y != 0)``, ``if y[0] == k``, ``y -= 1``, ``y.max()``, ``int(...)``, iteration) are
+    refused: the Python would run only at trace time and its result would be frozen into every replay.
+    autoprop's and manualprop's code (the losses' label checks, a primitive's forward) read it as the plain
+    array it holds.
+
+    Not an ndarray for numpy's C code (as JAX's tracers and HIPS autograd's boxes are not): its values reach
+    Python only through this class's own methods, which refuse the user's code. ``np.ndarray.tolist(y)``,
+    ``memoryview(y)``, ``bytes(y)``, ``struct.unpack``, ``ctypes``' ``from_buffer``, ``np.ndarray(buffer=y)``,
+    ``np.nditer(y)`` raise TypeError (fn44: they read an ndarray subclass's memory past every Python hook, and
+    the replay kept the first call's values). ``isinstance(y, np.ndarray)`` is True (``__class__``)."""
+
+    __slots__ = ("_ap_array", "_ap_trace", "_ap_name", "__weakref__")
+    __hash__ = None
+
+    def __init__(self, array, trace, name):
+        self._ap_array = array  # a plain ndarray: the argument's values
+        self._ap_trace = trace
+        self._ap_name = name
+
+    @property
+    def __class__(self):  # (isinstance(y, np.ndarray) for autoprop's checks; type(y) is this class)
+        return _IntsArray
+
+    shape = property(lambda self: self._ap_array.shape)
+    dtype = property(lambda self: self._ap_array.dtype)
+    ndim = property(lambda self: self._ap_array.ndim)
+    size = property(lambda self: self._ap_array.size)
+
+    def __len__(self):
+        return len(self._ap_array)
 
     def _watched(self):
         """True while this argument's trace records the tracing thread's own code."""
@@ -234,6 +269,38 @@ class _TracedInts(np.ndarray):
                 "replay reads anew), or give the integer array only to autoprop's layers, losses and "
                 "operations.")
 
+    def _derived(self, out, what):
+        """``out`` (computed from the values) for the user's code: an array as another guarded one."""
+        if isinstance(out, np.ndarray) and not isinstance(out, _TracedInts):
+            return _TracedInts(out.view(np.ndarray), self._ap_trace, self._ap_name)
+        self._guard(what)
+        return out
+
+    def __getattr__(self, name):  # (numpy's other methods and attributes: the plain array's)
+        if name.startswith("__"):  # (numpy's probes, __array_interface__ & co.: __array__ answers)
+            raise AttributeError(name)
+        value = getattr(self._ap_array, name)
+        if name in _META or not (self._watched() and _from_user()):
+            return value
+        if name not in _DERIVED:
+            self._guard(f".{name}" + ("()" if callable(value) else ""))
+        if not callable(value):
+            return self._derived(value, f".{name}")
+
+        def derived(*args, **kwargs):
+            if name == "view" and any(isinstance(a, type) and issubclass(a, np.ndarray)
+                                      for a in (*args, kwargs.get("type"))):
+                self._guard(".view() as another array type")
+            return self._derived(value(*_plain_arg(args), **kwargs), f".{name}()")
+        return derived
+
+    def __array__(self, dtype=None, copy=None):
+        self._guard("__array__()")
+        a = self._ap_array
+        if dtype is not None and np.dtype(dtype) != a.dtype:
+            return a.astype(dtype)
+        return a.copy() if copy else a
+
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         if _has_tensor(inputs):
             return NotImplemented  # (the Tensor's own dispatch records the operation)
@@ -248,54 +315,67 @@ class _TracedInts(np.ndarray):
         self._guard(f"np.{func.__name__}")
         return func(*_plain_arg(args), **{k: _plain_arg(v) for k, v in kwargs.items()})
 
-    def view(self, *args, **kwargs):
-        out = np.ndarray.view(self, *args, **kwargs)
-        if not isinstance(out, _TracedInts):  # (a plain array of the same memory: its values unwatched)
-            self._guard(".view() as another array type")
-        return out
+    def __getitem__(self, key):
+        self._guard("indexing")
+        return self._ap_array[_plain_arg(key)]
 
-    def __array__(self, *args, **kwargs):
-        self._guard("__array__()")
-        return np.ndarray.__array__(self, *args, **kwargs)
+    def __setitem__(self, key, value):
+        self._guard("an assignment into it")
+        self._ap_array[_plain_arg(key)] = _plain_arg(value)
+
+    def __iter__(self):
+        self._guard("iterating")
+        return iter(self._ap_array)
+
+    def __contains__(self, value):
+        self._guard("`in`")
+        return value in self._ap_array
+
+    def __bool__(self):
+        self._guard("bool() (an `if` on it)")
+        return bool(self._ap_array)
+
+    def __int__(self):
+        self._guard("int()")
+        return int(self._ap_array)
+
+    def __index__(self):  # (numpy's indexing tries it first; a non-0-d array's TypeError sends it to __array__)
+        self._guard("an index")
+        return self._ap_array.__index__()
+
+    def __float__(self):
+        self._guard("float()")
+        return float(self._ap_array)
+
+    def __complex__(self):
+        self._guard("complex()")
+        return complex(self._ap_array)
+
+    def __repr__(self):
+        self._guard("repr()")
+        return repr(self._ap_array)
+
+    def __str__(self):
+        self._guard("str()")
+        return str(self._ap_array)
+
+    def __format__(self, spec):
+        self._guard("format()")
+        return format(self._ap_array, spec)
+
+    def __reduce_ex__(self, protocol):
+        self._guard(".__reduce__()")  # (a pickle of it: the plain array's)
+        return self._ap_array.__reduce_ex__(protocol)
+
+    def __copy__(self):
+        return _TracedInts(self._ap_array.copy(), self._ap_trace, self._ap_name)
+
+    def __deepcopy__(self, memo):
+        return self.__copy__()
 
 
-def _guarded_method(name, what):
-    method = getattr(np.ndarray, name)
-
-    def guarded(self, *args, **kwargs):
-        self._guard(what)
-        return method(self, *args, **kwargs)
-    guarded.__name__ = name
-    return guarded
-
-
-_GUARDED = {"__getitem__": "indexing", "__setitem__": "an assignment into it", "__iter__": "iterating",
-            "__bool__": "bool() (an `if` on it)", "__int__": "int()", "__float__": "float()",
-            "__index__": "an index"}
-for _name in ("item", "tolist", "tobytes", "argmax", "argmin", "argsort", "argpartition", "sort",
-              "partition", "nonzero", "searchsorted", "fill", "put", "itemset", "dot", "trace",
-              "dump", "dumps", "tofile", "__complex__", "__reduce__", "__reduce_ex__", "__setstate__",
-              "__dlpack__"):
-    _GUARDED[_name] = f".{_name}()"
-for _name, _what in _GUARDED.items():
-    if hasattr(np.ndarray, _name):
-        setattr(_TracedInts, _name, _guarded_method(_name, _what))
-
-
-def _guarded_attribute(name):
-    attribute = getattr(np.ndarray, name)
-
-    def get(self):
-        self._guard(f".{name}")  # (a plain array, a buffer or an iterator over the values: unwatched)
-        return attribute.__get__(self)
-    return property(get, doc=f"ndarray.{name}, refused to the user's code while the argument's trace records")
-
-
-for _name in ("base", "data", "flat", "ctypes", "__array_interface__", "__array_struct__"):
-    setattr(_TracedInts, _name, _guarded_attribute(_name))
-del _name, _what
 # a primitive's forward gets the plain array (core's conversion table; core knows nothing of this)
-_tape._PLAIN[_TracedInts] = lambda a: np.ndarray.view(a, np.ndarray)
+_tape._PLAIN[_TracedInts] = lambda a: a._ap_array
 
 #: numpy's constructors that copy or view an array as a plain ndarray in C, past ``__array_function__``: an
 #: integer argument given to one of them would leave its guard (verify42b F18: ``np.asarray(y)`` then a loop
@@ -959,9 +1039,7 @@ def _as_traced(x, trace, name):
         t = _wrap(x)
         trace.slot[t._key] = s
         return t
-    v = x.view(_TracedInts)  # (a view per argument: the same array passed twice is two slots)
-    v._ap_trace = trace
-    v._ap_name = name
+    v = _TracedInts(x.view(np.ndarray), trace, name)  # (one per argument: the same array passed twice is two slots)
     trace.produced[id(v)] = (s, v)
     return v
 
