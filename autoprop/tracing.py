@@ -380,8 +380,9 @@ _tape._PLAIN[_TracedInts] = lambda a: a._ap_array
 #: numpy's constructors that copy or view an array as a plain ndarray in C, past ``__array_function__``: an
 #: integer argument given to one of them would leave its guard (verify42b F18: ``np.asarray(y)`` then a loop
 #: over the labels made a one-hot of the first call's labels, frozen into every replay). Patched while a trace
-#: runs, as np.random's names are.
-_ESCAPES = ("asarray", "array", "ascontiguousarray", "asfortranarray", "frombuffer")
+#: runs, as np.random's names are. ``np.asanyarray(y)`` too: it gives the argument itself, as it gave the ndarray
+#: subclass the guard was before fn44 (the guard is no ndarray for C code: its ``__array__`` refuses the user's).
+_ESCAPES = ("asarray", "array", "ascontiguousarray", "asfortranarray", "frombuffer", "asanyarray")
 
 
 def _watched_ints(a, depth=0):

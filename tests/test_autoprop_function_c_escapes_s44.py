@@ -75,3 +75,22 @@ def test_an_integer_arguments_memory_read_past_its_guard_is_refused_while_tracin
         for ids, want in zip(IDS, wants):  # (on main: the later calls replayed the first ids' columns)
             assert np.array_equal(traced(X, np.array(ids)).numpy(), want), (route, ids)
     assert traced.trace_count == 0  # (refused at the trace: nothing cached)
+
+
+def test_the_guard_still_passes_for_an_array_in_autoprops_and_the_users_ordinary_code():
+    """(Not a failure on main: a failure of the first version of this change, eb7dc742, which refused
+    ``np.asanyarray(y)``; ``isinstance(y, np.ndarray)`` is what the losses' label checks read.)"""
+    loss_fn = ap.losses.SoftmaxCrossEntropy()
+
+    def step(x, y):
+        assert isinstance(y, np.ndarray) and y.shape == (2,) and len(y) == 2 and y.dtype.kind == "i"
+        y = np.asanyarray(y)
+        with ap.GradientTape() as tape:
+            loss = loss_fn(y, x @ W) + anp.sum((x @ W)[:, y])
+        return [loss, tape.gradient(loss, W)]
+
+    traced = ap.function(step)
+    for ids in IDS:
+        for got, want in zip(traced(X, np.array(ids)), step(X, np.array(ids))):
+            assert np.array_equal(got.numpy(), want.numpy()), ids
+    assert traced.trace_count == 1
