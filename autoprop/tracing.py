@@ -52,6 +52,7 @@ _PKG = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _NUMPY = os.path.dirname(os.path.abspath(np.__file__)) + os.sep
 _MANUAL = os.path.dirname(os.path.abspath(_optim.__file__)) + os.sep
 _HERE = os.path.abspath(__file__)
+_ANP = os.path.join(_PKG, "numpy", "__init__.py")
 
 
 class TraceError(RuntimeError):
@@ -155,11 +156,14 @@ _NP_RANDOM_NAMES = [n for n in dir(np.random) if not n.startswith("_")
 
 def _from_user():
     """True when the innermost frame outside numpy and this module is the user's code, not
-    autoprop's or manualprop's (whose uses of an argument are recorded or checked again)."""
+    autoprop's or manualprop's (whose uses of an argument are recorded or checked again).
+    ``autoprop.numpy``'s ``asarray`` and ``array`` count as numpy's: they give the user numpy's
+    result (fn44: ``anp.asarray(y).tolist()`` read the first call's labels)."""
     f = sys._getframe(1)
     while f is not None:
         name = os.path.abspath(f.f_code.co_filename)
-        if name.startswith(_NUMPY) or name == _HERE or f.f_code.co_filename.startswith("<__array"):
+        if (name.startswith(_NUMPY) or name == _HERE or f.f_code.co_filename.startswith("<__array")
+                or name == _ANP and f.f_code.co_name in ("asarray", "array")):
             f = f.f_back
             continue
         return not (name.startswith(_PKG) or name.startswith(_MANUAL))

@@ -57,6 +57,8 @@ ROUTES = {  # each gives the ids as Python ints; eagerly, the columns asked for
     "np.nditer": lambda idx: [int(v) for v in np.nditer(idx)],
     "np.rec.fromarrays": lambda idx: np.rec.fromarrays([idx]).f0.tolist(),
     "np.require": lambda idx: np.require(idx, requirements="E").tolist(),
+    "anp.asarray": lambda idx: anp.asarray(idx).tolist(),  # (autoprop's wrapper: numpy's plain array)
+    "anp.array": lambda idx: anp.array(idx).tolist(),
 }
 
 
