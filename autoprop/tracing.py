@@ -31,6 +31,7 @@ import copy
 import dis
 import functools
 import linecache
+import operator
 import os
 import sys
 import threading
@@ -327,56 +328,31 @@ class _TracedInts(np.lib.mixins.NDArrayOperatorsMixin):
         self._guard("an assignment into it")
         self._ap_array[_plain_arg(key)] = _plain_arg(value)
 
-    def __iter__(self):
-        self._guard("iterating")
-        return iter(self._ap_array)
-
-    def __contains__(self, value):
-        self._guard("`in`")
-        return value in self._ap_array
-
-    def __bool__(self):
-        self._guard("bool() (an `if` on it)")
-        return bool(self._ap_array)
-
-    def __int__(self):
-        self._guard("int()")
-        return int(self._ap_array)
-
-    def __index__(self):  # (numpy's indexing tries it first; a non-0-d array's TypeError sends it to __array__)
-        self._guard("an index")
-        return self._ap_array.__index__()
-
-    def __float__(self):
-        self._guard("float()")
-        return float(self._ap_array)
-
-    def __complex__(self):
-        self._guard("complex()")
-        return complex(self._ap_array)
-
-    def __repr__(self):
-        self._guard("repr()")
-        return repr(self._ap_array)
-
-    def __str__(self):
-        self._guard("str()")
-        return str(self._ap_array)
-
-    def __format__(self, spec):
-        self._guard("format()")
-        return format(self._ap_array, spec)
-
-    def __reduce_ex__(self, protocol):
-        self._guard(".__reduce__()")  # (a pickle of it: the plain array's)
-        return self._ap_array.__reduce_ex__(protocol)
-
     def __copy__(self):
         return _TracedInts(self._ap_array.copy(), self._ap_trace, self._ap_name)
 
     def __deepcopy__(self, memo):
         return self.__copy__()
 
+
+def _guarded_read(convert, what):
+    def read(self, *args):
+        self._guard(what)
+        return convert(self._ap_array, *args)
+    read.__name__ = what
+    return read
+
+
+# Python's conversions of the values (numpy's indexing tries __index__ first: a non-0-d array's TypeError sends it
+# to __array__), each refused to the user's code while the trace records
+for _name, _convert, _what in (
+        ("__iter__", iter, "iterating"), ("__contains__", lambda a, v: v in a, "`in`"),
+        ("__bool__", bool, "bool() (an `if` on it)"), ("__int__", int, "int()"), ("__index__", operator.index, "an index"),
+        ("__float__", float, "float()"), ("__complex__", complex, "complex()"), ("__repr__", repr, "repr()"),
+        ("__str__", str, "str()"), ("__format__", format, "format()"),
+        ("__reduce_ex__", lambda a, protocol: a.__reduce_ex__(protocol), ".__reduce__()")):
+    setattr(_TracedInts, _name, _guarded_read(_convert, _what))
+del _name, _convert, _what
 
 # a primitive's forward gets the plain array (core's conversion table; core knows nothing of this)
 _tape._PLAIN[_TracedInts] = lambda a: a._ap_array
@@ -1343,25 +1319,25 @@ def function(fn=None):
 
     Notes
     -----
-    The input signature (as ``tf.function``'s): the shape and dtype of each array or
-    Tensor argument, the identity of each Variable, the value of every other (hashable)
-    argument such as ``training=True``. A new signature traces again. Float arrays reach
-    the function as Tensors (as tf.function converts them), integer and boolean arrays
-    (labels, masks) as guarded arrays, one per argument, for autoprop's operations
-    (``np.asarray(y)`` and ``np.array(y)`` give the argument itself; its values as a plain array, a buffer,
-    an iterator or Python numbers, ``y.view(np.ndarray)``, ``np.array(y, dtype=float)``, ``y.tolist()``,
-    ``y.flat``, are refused, naming it); a list of ints (labels, ``W[idx]``): by value.
+    The input signature (as ``tf.function``'s): the shape and dtype of each array or Tensor argument, the identity
+    of each Variable, the value of every other (hashable) argument such as ``training=True``. A new signature traces
+    again. Float arrays come as Tensors, integer and boolean arrays (labels, masks) as guarded arrays (no ndarray
+    for numpy's C code: ``np.ndarray.tolist(y)``, ``memoryview(y)`` raise TypeError), one per argument, for
+    autoprop's operations (``np.asarray(y)``, ``anp.asarray(y)`` give the argument itself; its values as a plain
+    array, a buffer, an iterator or Python numbers, ``y.tolist()``, are refused, naming it); a list of ints (labels,
+    ``W[idx]``): by value. Not refused (the first call's values replayed): an integer argument read by introspection
+    (``gc.get_referents(y)``), or given to anp's functions as a shape, axes, split points or a count
+    (``anp.reshape(x, y)``, ``anp.split(x, y)``, ``anp.transpose(x, y)``, ``anp.diff(x, n=y)``): pass Python ints.
 
-    Variables are read by reference at each replay (an ``assign`` between calls is seen); a
-    layer attribute, a Variable's ``trainable``, a list of layers or a global or closure name
-    of the function's own code (``opt = SGD(...)``, ``reg = 1.0``) changed since traces again.
-    Other Python values (read through an object, a dict or a function it calls; a captured
-    Tensor) are constants of the trace, as in TensorFlow; a list of ints given to np.pad, np.tile, np.repeat,
-    np.roll & co. as an option (``pad_width``, ``reps``) is part of the signature, its items read at each
-    call (changed in place: traced again), and an array option is refused. Python side effects (``print``,
-    appending to a list) run only while tracing, as in TensorFlow; the layers' and losses' checks of their
-    inputs' values run at every replay, as do integer index arguments (``W[y]``, Embedding); a boolean mask
-    index is refused. ``stop_gradient`` passes its value on at each replay. One trace runs at a time.
+    Variables are read by reference at each replay (an ``assign`` between calls is seen); a layer attribute, a
+    Variable's ``trainable``, a list of layers or a global or closure name of the function's own code
+    (``opt = SGD(...)``, ``reg = 1.0``) changed since traces again. Other Python values (read through an object, a
+    dict or a function it calls; a captured Tensor) are constants of the trace, as in TensorFlow; a list of ints
+    given to np.pad, np.tile, np.repeat, np.roll & co. as an option (``pad_width``, ``reps``) is part of the
+    signature, its items read at each call (changed in place: traced again), and an array option is refused. Python
+    side effects (``print``, appending to a list) run only while tracing, as in TensorFlow; the layers' and losses'
+    checks of their inputs' values run at every replay, as do integer index arguments (``W[y]``, Embedding); a
+    boolean mask index is refused. ``stop_gradient`` passes its value on at each replay. One trace runs at a time.
 
     Examples
     --------
