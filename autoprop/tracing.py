@@ -49,6 +49,7 @@ from .core.tensor import _FORWARD, _RECORDING, _STATE, _TRACERS, Tensor, Variabl
 __all__ = ["function", "TraceError"]
 
 _wrap_new = object.__new__
+_FORWARD_CALLS = (_tape.call.__code__, _tape.call_multi.__code__)
 _PKG = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _NUMPY = os.path.dirname(os.path.abspath(np.__file__)) + os.sep
 _MANUAL = os.path.dirname(os.path.abspath(_optim.__file__)) + os.sep
@@ -171,6 +172,23 @@ def _from_user():
     return False
 
 
+def _reader():
+    """The name of autoprop's or manualprop's function reading an integer argument's values in Python (the
+    innermost frame outside numpy and this module), or None inside a primitive's forward (below ``tape.call``: its
+    result is recomputed from each call's values at a replay, as getitem's index)."""
+    f = sys._getframe(1)
+    reader = None
+    while f is not None:
+        code = f.f_code
+        if code in _FORWARD_CALLS:
+            return None
+        name = os.path.abspath(code.co_filename)
+        if reader is None and not (name.startswith(_NUMPY) or name == _HERE or code.co_filename.startswith("<__array")):
+            reader = f"autoprop's {code.co_name}"
+        f = f.f_back
+    return reader
+
+
 def _python_scalars(seq):
     """True for a (nested) tuple of Python numbers and None: the axes of ``x.swapaxes(-1, -2)``
     or ``x.transpose(0, 2, 1, 3)``, a shape; a constant of the trace as an ``axis=`` keyword is
@@ -218,6 +236,12 @@ class _IntsArray(np.ndarray):
 
 #: the integer argument's metadata, part of the input signature: the user's code reads it freely
 _META = frozenset(("shape", "dtype", "ndim", "size", "itemsize", "nbytes", "strides", "flags"))
+#: its methods that give the values as Python's: refused to autoprop's code too (``_TracedInts._guard``)
+_PYTHON_VALUES = frozenset(("tolist", "item", "tobytes"))
+#: numpy's functions that read only the metadata: autoprop's code calls them freely
+_METADATA_FUNCTIONS = frozenset(getattr(np, n) for n in ("ndim", "shape", "size", "result_type", "can_cast",
+                                                         "may_share_memory", "shares_memory", "iscomplexobj",
+                                                         "isrealobj", "broadcast_shapes") if hasattr(np, n))
 #: its methods and attributes that make an array: the user's code gets another guarded array (its values as
 #: unreadable; an operation given it refuses it, naming the argument, as it is not the argument itself)
 _DERIVED = frozenset(("reshape", "ravel", "flatten", "copy", "astype", "transpose", "swapaxes", "squeeze", "view",
@@ -230,7 +254,8 @@ class _TracedInts(np.lib.mixins.NDArrayOperatorsMixin):
     (``np.count_nonzero(y != 0)``, ``if y[0] == k``, ``y -= 1``, ``y.max()``, ``int(...)``, iteration) are
     refused: the Python would run only at trace time and its result would be frozen into every replay.
     autoprop's and manualprop's code (the losses' label checks, a primitive's forward) read it as the plain
-    array it holds.
+    array it holds; their conversions to Python values outside a primitive's forward are refused too (a shape or
+    split points read from it would be constants of the trace).
 
     Not an ndarray for numpy's C code (as JAX's tracers and HIPS autograd's boxes are not): its values reach
     Python only through this class's own methods, which refuse the user's code. ``np.ndarray.tolist(y)``,
@@ -263,8 +288,24 @@ class _TracedInts(np.lib.mixins.NDArrayOperatorsMixin):
         trace = self._ap_trace
         return trace is not None and trace.active and trace in _TRACERS
 
-    def _guard(self, what):
-        if self._watched() and _from_user():
+    def _guard(self, what, python=False):
+        """Refuse ``what`` on the values to the user's code while the trace records; ``python``: a conversion to
+        Python values (an iteration, ``int()``, ``tolist()``, numpy's functions), refused to autoprop's own code
+        too, outside a primitive's forward (fn44: ``anp.split(x, y)``, ``anp.reshape(x, y)`` read the first
+        call's ids as split points or a shape, constants of the trace)."""
+        if not self._watched():
+            return
+        if python and not _from_user():
+            reader = _reader()
+            if reader is not None:
+                raise TraceError(
+                    f"autoprop.function: {reader} reads the values of the integer or boolean array argument "
+                    f"`{self._ap_name}` in Python ({what}), at {_user_line()}: as a shape, axes, split points or a "
+                    "count they would be the first call's at every replay. Pass them as Python ints (part of the "
+                    "input signature: other values trace again), or run this code eagerly (without "
+                    "@autoprop.function).")
+            return
+        if _from_user():
             raise TraceError(
                 f"autoprop.function: {what} on the integer or boolean array argument `{self._ap_name}` of the "
                 f"traced function, at {_user_line()}. A trace runs the Python once: the result would be the "
@@ -285,6 +326,8 @@ class _TracedInts(np.lib.mixins.NDArrayOperatorsMixin):
         if name.startswith("__"):  # (numpy's probes, __array_interface__ & co.: __array__ answers)
             raise AttributeError(name)
         value = getattr(self._ap_array, name)
+        if name in _PYTHON_VALUES:
+            self._guard(f".{name}()", python=True)
         if name in _META or not (self._watched() and _from_user()):
             return value
         if name not in _DERIVED:
@@ -317,7 +360,7 @@ class _TracedInts(np.lib.mixins.NDArrayOperatorsMixin):
     def __array_function__(self, func, types, args, kwargs):
         if _has_tensor(args) or _has_tensor(kwargs.values()):
             return NotImplemented
-        self._guard(f"np.{func.__name__}")
+        self._guard(f"np.{func.__name__}", python=func not in _METADATA_FUNCTIONS)
         return func(*_plain_arg(args), **{k: _plain_arg(v) for k, v in kwargs.items()})
 
     def __getitem__(self, key):
@@ -337,7 +380,7 @@ class _TracedInts(np.lib.mixins.NDArrayOperatorsMixin):
 
 def _guarded_read(convert, what):
     def read(self, *args):
-        self._guard(what)
+        self._guard(what, python=True)
         return convert(self._ap_array, *args)
     read.__name__ = what
     return read
@@ -1325,9 +1368,9 @@ def function(fn=None):
     for numpy's C code: ``np.ndarray.tolist(y)``, ``memoryview(y)`` raise TypeError), one per argument, for
     autoprop's operations (``np.asarray(y)``, ``anp.asarray(y)`` give the argument itself; its values as a plain
     array, a buffer, an iterator or Python numbers, ``y.tolist()``, are refused, naming it); a list of ints (labels,
-    ``W[idx]``): by value. Not refused (the first call's values replayed): an integer argument read by introspection
-    (``gc.get_referents(y)``), or given to anp's functions as a shape, axes, split points or a count
-    (``anp.reshape(x, y)``, ``anp.split(x, y)``, ``anp.transpose(x, y)``, ``anp.diff(x, n=y)``): pass Python ints.
+    ``W[idx]``): by value. autoprop's own Python reading them outside an operation (as a shape or split points:
+    ``anp.reshape(x, y)``, ``anp.split(x, y)``) is refused too: pass Python ints. Not refused (the first call's
+    values replayed): introspection of the guard (``gc.get_referents(y)``).
 
     Variables are read by reference at each replay (an ``assign`` between calls is seen); a layer attribute, a
     Variable's ``trainable``, a list of layers or a global or closure name of the function's own code

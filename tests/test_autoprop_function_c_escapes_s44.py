@@ -3,7 +3,9 @@ class and through the buffer protocol (``np.ndarray.tolist(idx)``, ``memoryview(
 ``ctypes``, ``np.ndarray(buffer=idx)``, ``np.nditer(idx)``, ...): the guard was an ndarray subclass, whose memory C
 code reads past every Python hook, so ``(x @ W)[:, np.ndarray.tolist(idx)]`` replayed the first call's columns at
 every later call, a wrong gradient and no error. The guard is no longer an ndarray for C code (as JAX's tracers
-are not): each route now raises while tracing (TypeError from C, TraceError naming the argument from Python)."""
+are not): each route now raises while tracing (TypeError from C, TraceError naming the argument from Python).
+autoprop's own numpy read such an argument in Python as a shape, axes or split points (``anp.reshape(x, y)``,
+``anp.split(x, y)``): the first call's at every replay; refused now, as the user's own reads are."""
 import array
 import ctypes
 import io
@@ -96,3 +98,32 @@ def test_the_guard_still_passes_for_an_array_in_autoprops_and_the_users_ordinary
         for got, want in zip(traced(X, np.array(ids)), step(X, np.array(ids))):
             assert np.array_equal(got.numpy(), want.numpy()), ids
     assert traced.trace_count == 1
+
+
+W3 = ap.Variable(np.arange(1.0, 25.0).reshape(2, 3, 4))
+OPTIONS = {  # autoprop's numpy given an integer argument as a shape, axes, split points or a count; ids per call
+    "reshape": (lambda y: anp.reshape(W3, y), ([2, 12], [4, 6], [3, 8])),
+    "broadcast_to": (lambda y: anp.broadcast_to(W3[0, 0], y), ([2, 4], [3, 4], [1, 4])),
+    "split": (lambda y: anp.split(W3, y, axis=2)[0], ([1, 3], [2, 3], [3, 3])),
+    "array_split": (lambda y: anp.array_split(W3, y, axis=2)[0], ([1, 3], [2, 3], [3, 3])),
+    "transpose": (lambda y: anp.transpose(W3, y), ([0, 1, 2], [2, 1, 0], [1, 0, 2])),
+    "moveaxis": (lambda y: anp.moveaxis(W3, y, [0]), ([0], [1], [2])),
+    "diff": (lambda y: anp.diff(W3 ** 2, n=y), (1, 2, 3)),
+    "expand_dims": (lambda y: anp.expand_dims(W3, axis=y), ([0], [1], [3])),
+}
+
+
+@pytest.mark.parametrize("name", list(OPTIONS))
+def test_an_integer_argument_as_a_shape_or_axes_of_autoprops_numpy_is_refused(name):
+    """(on main: the first call's shape, axes or split points at every replay, read in Python by autoprop's code)"""
+    body, idss = OPTIONS[name]
+
+    def step(y):
+        return body(y) * 2.0
+
+    wants = [step(np.array(ids)).numpy() for ids in idss]
+    traced = ap.function(step)
+    with pytest.raises(ap.TraceError, match=r"reads the values of the integer .* argument `y` in Python"):
+        for ids, want in zip(idss, wants):
+            got = traced(np.array(ids)).numpy()
+            assert got.shape == want.shape and np.array_equal(got, want), (name, ids)
