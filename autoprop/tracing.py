@@ -31,6 +31,7 @@ import copy
 import dis
 import functools
 import linecache
+import operator
 import os
 import sys
 import threading
@@ -48,10 +49,12 @@ from .core.tensor import _FORWARD, _RECORDING, _STATE, _TRACERS, Tensor, Variabl
 __all__ = ["function", "TraceError"]
 
 _wrap_new = object.__new__
+_FORWARD_CALLS = (_tape.call.__code__, _tape.call_multi.__code__)
 _PKG = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _NUMPY = os.path.dirname(os.path.abspath(np.__file__)) + os.sep
 _MANUAL = os.path.dirname(os.path.abspath(_optim.__file__)) + os.sep
 _HERE = os.path.abspath(__file__)
+_ANP = os.path.join(_PKG, "numpy", "__init__.py")
 
 
 class TraceError(RuntimeError):
@@ -155,15 +158,35 @@ _NP_RANDOM_NAMES = [n for n in dir(np.random) if not n.startswith("_")
 
 def _from_user():
     """True when the innermost frame outside numpy and this module is the user's code, not
-    autoprop's or manualprop's (whose uses of an argument are recorded or checked again)."""
+    autoprop's or manualprop's (whose uses of an argument are recorded or checked again).
+    ``autoprop.numpy``'s ``asarray`` and ``array`` count as numpy's: they give the user numpy's
+    result (fn44: ``anp.asarray(y).tolist()`` read the first call's labels)."""
     f = sys._getframe(1)
     while f is not None:
         name = os.path.abspath(f.f_code.co_filename)
-        if name.startswith(_NUMPY) or name == _HERE or f.f_code.co_filename.startswith("<__array"):
+        if (name.startswith(_NUMPY) or name == _HERE or f.f_code.co_filename.startswith("<__array")
+                or name == _ANP and f.f_code.co_name in ("asarray", "array")):
             f = f.f_back
             continue
         return not (name.startswith(_PKG) or name.startswith(_MANUAL))
     return False
+
+
+def _reader():
+    """The name of autoprop's or manualprop's function reading an integer argument's values in Python (the
+    innermost frame outside numpy and this module), or None inside a primitive's forward (below ``tape.call``: its
+    result is recomputed from each call's values at a replay, as getitem's index)."""
+    f = sys._getframe(1)
+    reader = None
+    while f is not None:
+        code = f.f_code
+        if code in _FORWARD_CALLS:
+            return None
+        name = os.path.abspath(code.co_filename)
+        if reader is None and not (name.startswith(_NUMPY) or name == _HERE or code.co_filename.startswith("<__array")):
+            reader = f"autoprop's {code.co_name}"
+        f = f.f_back
+    return reader
 
 
 def _python_scalars(seq):
@@ -188,7 +211,7 @@ def _has_tensor(args):
 
 def _plain_arg(a):
     if isinstance(a, _TracedInts):
-        return np.ndarray.view(a, np.ndarray)
+        return a._ap_array
     if type(a) in (list, tuple):
         return type(a)(_plain_arg(e) for e in a)
     return a
@@ -206,25 +229,83 @@ def _read_at_replay(v):
     return isinstance(v, Tensor) or isinstance(v, np.ndarray) and not _observe.is_static(v)
 
 
-class _TracedInts(np.ndarray):
-    """An integer or boolean array argument as the traced function sees it (a view of the
-    caller's array, one per argument: the same array passed twice is two slots). While its
-    trace records, the user's own numpy on it (``np.count_nonzero(y != 0)``, ``if y[0] == k``,
-    ``y -= 1``, ``y.max()``, ``int(...)``, iteration) is refused: the Python would run only at
-    trace time and its result would be frozen into every replay. autoprop's and manualprop's
-    code (the losses' label checks, a primitive's forward) read it as a plain array."""
+class _IntsArray(np.ndarray):
+    """What ``isinstance`` sees of a :class:`_TracedInts` (its ``__class__``): an ndarray, for autoprop's own
+    checks (the losses', the trace's :meth:`_Trace.spec`). Never made: numpy's C code sees the real type."""
 
-    def __array_finalize__(self, obj):
-        self._ap_trace = getattr(obj, "_ap_trace", None)
-        self._ap_name = getattr(obj, "_ap_name", "?")
+
+#: the integer argument's metadata, part of the input signature: the user's code reads it freely
+_META = frozenset(("shape", "dtype", "ndim", "size", "itemsize", "nbytes", "strides", "flags"))
+#: its methods that give the values as Python's: refused to autoprop's code too (``_TracedInts._guard``)
+_PYTHON_VALUES = frozenset(("tolist", "item", "tobytes"))
+#: numpy's functions that read only the metadata: autoprop's code calls them freely
+_METADATA_FUNCTIONS = frozenset(getattr(np, n) for n in ("ndim", "shape", "size", "result_type", "can_cast",
+                                                         "may_share_memory", "shares_memory", "iscomplexobj",
+                                                         "isrealobj", "broadcast_shapes") if hasattr(np, n))
+#: its methods and attributes that make an array: the user's code gets another guarded array (its values as
+#: unreadable; an operation given it refuses it, naming the argument, as it is not the argument itself)
+_DERIVED = frozenset(("reshape", "ravel", "flatten", "copy", "astype", "transpose", "swapaxes", "squeeze", "view",
+                      "take", "repeat", "diagonal", "conj", "conjugate", "T", "mT", "real", "imag"))
+
+
+class _TracedInts(np.lib.mixins.NDArrayOperatorsMixin):
+    """An integer or boolean array argument as the traced function sees it (one per argument: the same array
+    passed twice is two slots). While its trace records, the user's own reads of its values
+    (``np.count_nonzero(y != 0)``, ``if y[0] == k``, ``y -= 1``, ``y.max()``, ``int(...)``, iteration) are
+    refused: the Python would run only at trace time and its result would be frozen into every replay.
+    autoprop's and manualprop's code (the losses' label checks, a primitive's forward) read it as the plain
+    array it holds; their conversions to Python values outside a primitive's forward are refused too (a shape or
+    split points read from it would be constants of the trace).
+
+    Not an ndarray for numpy's C code (as JAX's tracers and HIPS autograd's boxes are not): its values reach
+    Python only through this class's own methods, which refuse the user's code. ``np.ndarray.tolist(y)``,
+    ``memoryview(y)``, ``bytes(y)``, ``struct.unpack``, ``ctypes``' ``from_buffer``, ``np.ndarray(buffer=y)``,
+    ``np.nditer(y)`` raise TypeError (fn44: they read an ndarray subclass's memory past every Python hook, and
+    the replay kept the first call's values). ``isinstance(y, np.ndarray)`` is True (``__class__``)."""
+
+    __slots__ = ("_ap_array", "_ap_trace", "_ap_name", "__weakref__")
+    __hash__ = None
+
+    def __init__(self, array, trace, name):
+        self._ap_array = array  # a plain ndarray: the argument's values
+        self._ap_trace = trace
+        self._ap_name = name
+
+    @property
+    def __class__(self):  # (isinstance(y, np.ndarray) for autoprop's checks; type(y) is this class)
+        return _IntsArray
+
+    shape = property(lambda self: self._ap_array.shape)
+    dtype = property(lambda self: self._ap_array.dtype)
+    ndim = property(lambda self: self._ap_array.ndim)
+    size = property(lambda self: self._ap_array.size)
+
+    def __len__(self):
+        return len(self._ap_array)
 
     def _watched(self):
         """True while this argument's trace records the tracing thread's own code."""
         trace = self._ap_trace
         return trace is not None and trace.active and trace in _TRACERS
 
-    def _guard(self, what):
-        if self._watched() and _from_user():
+    def _guard(self, what, python=False):
+        """Refuse ``what`` on the values to the user's code while the trace records; ``python``: a conversion to
+        Python values (an iteration, ``int()``, ``tolist()``, numpy's functions), refused to autoprop's own code
+        too, outside a primitive's forward (fn44: ``anp.split(x, y)``, ``anp.reshape(x, y)`` read the first
+        call's ids as split points or a shape, constants of the trace)."""
+        if not self._watched():
+            return
+        if python and not _from_user():
+            reader = _reader()
+            if reader is not None:
+                raise TraceError(
+                    f"autoprop.function: {reader} reads the values of the integer or boolean array argument "
+                    f"`{self._ap_name}` in Python ({what}), at {_user_line()}: as a shape, axes, split points or a "
+                    "count they would be the first call's at every replay. Pass them as Python ints (part of the "
+                    "input signature: other values trace again), or run this code eagerly (without "
+                    "@autoprop.function).")
+            return
+        if _from_user():
             raise TraceError(
                 f"autoprop.function: {what} on the integer or boolean array argument `{self._ap_name}` of the "
                 f"traced function, at {_user_line()}. A trace runs the Python once: the result would be the "
@@ -233,6 +314,40 @@ class _TracedInts(np.ndarray):
                 "array, e.g. np.asarray(n, dtype=np.float64) or (y != 0).astype(np.float64), which each "
                 "replay reads anew), or give the integer array only to autoprop's layers, losses and "
                 "operations.")
+
+    def _derived(self, out, what):
+        """``out`` (computed from the values) for the user's code: an array as another guarded one."""
+        if isinstance(out, np.ndarray) and not isinstance(out, _TracedInts):
+            return _TracedInts(out.view(np.ndarray), self._ap_trace, self._ap_name)
+        self._guard(what)
+        return out
+
+    def __getattr__(self, name):  # (numpy's other methods and attributes: the plain array's)
+        if name.startswith("__"):  # (numpy's probes, __array_interface__ & co.: __array__ answers)
+            raise AttributeError(name)
+        value = getattr(self._ap_array, name)
+        if name in _PYTHON_VALUES:
+            self._guard(f".{name}()", python=True)
+        if name in _META or not (self._watched() and _from_user()):
+            return value
+        if name not in _DERIVED:
+            self._guard(f".{name}" + ("()" if callable(value) else ""))
+        if not callable(value):
+            return self._derived(value, f".{name}")
+
+        def derived(*args, **kwargs):
+            if name == "view" and any(isinstance(a, type) and issubclass(a, np.ndarray)
+                                      for a in (*args, kwargs.get("type"))):
+                self._guard(".view() as another array type")
+            return self._derived(value(*_plain_arg(args), **kwargs), f".{name}()")
+        return derived
+
+    def __array__(self, dtype=None, copy=None):
+        self._guard("__array__()")
+        a = self._ap_array
+        if dtype is not None and np.dtype(dtype) != a.dtype:
+            return a.astype(dtype)
+        return a.copy() if copy else a
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         if _has_tensor(inputs):
@@ -245,63 +360,52 @@ class _TracedInts(np.ndarray):
     def __array_function__(self, func, types, args, kwargs):
         if _has_tensor(args) or _has_tensor(kwargs.values()):
             return NotImplemented
-        self._guard(f"np.{func.__name__}")
+        self._guard(f"np.{func.__name__}", python=func not in _METADATA_FUNCTIONS)
         return func(*_plain_arg(args), **{k: _plain_arg(v) for k, v in kwargs.items()})
 
-    def view(self, *args, **kwargs):
-        out = np.ndarray.view(self, *args, **kwargs)
-        if not isinstance(out, _TracedInts):  # (a plain array of the same memory: its values unwatched)
-            self._guard(".view() as another array type")
-        return out
+    def __getitem__(self, key):
+        self._guard("indexing")
+        return self._ap_array[_plain_arg(key)]
 
-    def __array__(self, *args, **kwargs):
-        self._guard("__array__()")
-        return np.ndarray.__array__(self, *args, **kwargs)
+    def __setitem__(self, key, value):
+        self._guard("an assignment into it")
+        self._ap_array[_plain_arg(key)] = _plain_arg(value)
 
+    def __copy__(self):
+        return _TracedInts(self._ap_array.copy(), self._ap_trace, self._ap_name)
 
-def _guarded_method(name, what):
-    method = getattr(np.ndarray, name)
-
-    def guarded(self, *args, **kwargs):
-        self._guard(what)
-        return method(self, *args, **kwargs)
-    guarded.__name__ = name
-    return guarded
+    def __deepcopy__(self, memo):
+        return self.__copy__()
 
 
-_GUARDED = {"__getitem__": "indexing", "__setitem__": "an assignment into it", "__iter__": "iterating",
-            "__bool__": "bool() (an `if` on it)", "__int__": "int()", "__float__": "float()",
-            "__index__": "an index"}
-for _name in ("item", "tolist", "tobytes", "argmax", "argmin", "argsort", "argpartition", "sort",
-              "partition", "nonzero", "searchsorted", "fill", "put", "itemset", "dot", "trace",
-              "dump", "dumps", "tofile", "__complex__", "__reduce__", "__reduce_ex__", "__setstate__",
-              "__dlpack__"):
-    _GUARDED[_name] = f".{_name}()"
-for _name, _what in _GUARDED.items():
-    if hasattr(np.ndarray, _name):
-        setattr(_TracedInts, _name, _guarded_method(_name, _what))
+def _guarded_read(convert, what):
+    def read(self, *args):
+        self._guard(what, python=True)
+        return convert(self._ap_array, *args)
+    read.__name__ = what
+    return read
 
 
-def _guarded_attribute(name):
-    attribute = getattr(np.ndarray, name)
+# Python's conversions of the values (numpy's indexing tries __index__ first: a non-0-d array's TypeError sends it
+# to __array__), each refused to the user's code while the trace records
+for _name, _convert, _what in (
+        ("__iter__", iter, "iterating"), ("__contains__", lambda a, v: v in a, "`in`"),
+        ("__bool__", bool, "bool() (an `if` on it)"), ("__int__", int, "int()"), ("__index__", operator.index, "an index"),
+        ("__float__", float, "float()"), ("__complex__", complex, "complex()"), ("__repr__", repr, "repr()"),
+        ("__str__", str, "str()"), ("__format__", format, "format()"),
+        ("__reduce_ex__", lambda a, protocol: a.__reduce_ex__(protocol), ".__reduce__()")):
+    setattr(_TracedInts, _name, _guarded_read(_convert, _what))
+del _name, _convert, _what
 
-    def get(self):
-        self._guard(f".{name}")  # (a plain array, a buffer or an iterator over the values: unwatched)
-        return attribute.__get__(self)
-    return property(get, doc=f"ndarray.{name}, refused to the user's code while the argument's trace records")
-
-
-for _name in ("base", "data", "flat", "ctypes", "__array_interface__", "__array_struct__"):
-    setattr(_TracedInts, _name, _guarded_attribute(_name))
-del _name, _what
 # a primitive's forward gets the plain array (core's conversion table; core knows nothing of this)
-_tape._PLAIN[_TracedInts] = lambda a: np.ndarray.view(a, np.ndarray)
+_tape._PLAIN[_TracedInts] = lambda a: a._ap_array
 
 #: numpy's constructors that copy or view an array as a plain ndarray in C, past ``__array_function__``: an
 #: integer argument given to one of them would leave its guard (verify42b F18: ``np.asarray(y)`` then a loop
 #: over the labels made a one-hot of the first call's labels, frozen into every replay). Patched while a trace
-#: runs, as np.random's names are.
-_ESCAPES = ("asarray", "array", "ascontiguousarray", "asfortranarray", "frombuffer")
+#: runs, as np.random's names are. ``np.asanyarray(y)`` too: it gives the argument itself, as it gave the ndarray
+#: subclass the guard was before fn44 (the guard is no ndarray for C code: its ``__array__`` refuses the user's).
+_ESCAPES = ("asarray", "array", "ascontiguousarray", "asfortranarray", "frombuffer", "asanyarray")
 
 
 def _watched_ints(a, depth=0):
@@ -959,9 +1063,7 @@ def _as_traced(x, trace, name):
         t = _wrap(x)
         trace.slot[t._key] = s
         return t
-    v = x.view(_TracedInts)  # (a view per argument: the same array passed twice is two slots)
-    v._ap_trace = trace
-    v._ap_name = name
+    v = _TracedInts(x.view(np.ndarray), trace, name)  # (one per argument: the same array passed twice is two slots)
     trace.produced[id(v)] = (s, v)
     return v
 
@@ -1260,25 +1362,25 @@ def function(fn=None):
 
     Notes
     -----
-    The input signature (as ``tf.function``'s): the shape and dtype of each array or
-    Tensor argument, the identity of each Variable, the value of every other (hashable)
-    argument such as ``training=True``. A new signature traces again. Float arrays reach
-    the function as Tensors (as tf.function converts them), integer and boolean arrays
-    (labels, masks) as guarded arrays, one per argument, for autoprop's operations
-    (``np.asarray(y)`` and ``np.array(y)`` give the argument itself; its values as a plain array, a buffer,
-    an iterator or Python numbers, ``y.view(np.ndarray)``, ``np.array(y, dtype=float)``, ``y.tolist()``,
-    ``y.flat``, are refused, naming it); a list of ints (labels, ``W[idx]``): by value.
+    The input signature (as ``tf.function``'s): the shape and dtype of each array or Tensor argument, the identity
+    of each Variable, the value of every other (hashable) argument such as ``training=True``. A new signature traces
+    again. Float arrays come as Tensors, integer and boolean arrays (labels, masks) as guarded arrays (no ndarray
+    for numpy's C code: ``np.ndarray.tolist(y)``, ``memoryview(y)`` raise TypeError), one per argument, for
+    autoprop's operations (``np.asarray(y)``, ``anp.asarray(y)`` give the argument itself; its values as a plain
+    array, a buffer, an iterator or Python numbers, ``y.tolist()``, are refused, naming it); a list of ints (labels,
+    ``W[idx]``): by value. autoprop's own Python reading them outside an operation (as a shape or split points:
+    ``anp.reshape(x, y)``, ``anp.split(x, y)``) is refused too: pass Python ints. Not refused (the first call's
+    values replayed): introspection of the guard (``gc.get_referents(y)``).
 
-    Variables are read by reference at each replay (an ``assign`` between calls is seen); a
-    layer attribute, a Variable's ``trainable``, a list of layers or a global or closure name
-    of the function's own code (``opt = SGD(...)``, ``reg = 1.0``) changed since traces again.
-    Other Python values (read through an object, a dict or a function it calls; a captured
-    Tensor) are constants of the trace, as in TensorFlow; a list of ints given to np.pad, np.tile, np.repeat,
-    np.roll & co. as an option (``pad_width``, ``reps``) is part of the signature, its items read at each
-    call (changed in place: traced again), and an array option is refused. Python side effects (``print``,
-    appending to a list) run only while tracing, as in TensorFlow; the layers' and losses' checks of their
-    inputs' values run at every replay, as do integer index arguments (``W[y]``, Embedding); a boolean mask
-    index is refused. ``stop_gradient`` passes its value on at each replay. One trace runs at a time.
+    Variables are read by reference at each replay (an ``assign`` between calls is seen); a layer attribute, a
+    Variable's ``trainable``, a list of layers or a global or closure name of the function's own code
+    (``opt = SGD(...)``, ``reg = 1.0``) changed since traces again. Other Python values (read through an object, a
+    dict or a function it calls; a captured Tensor) are constants of the trace, as in TensorFlow; a list of ints
+    given to np.pad, np.tile, np.repeat, np.roll & co. as an option (``pad_width``, ``reps``) is part of the
+    signature, its items read at each call (changed in place: traced again), and an array option is refused. Python
+    side effects (``print``, appending to a list) run only while tracing, as in TensorFlow; the layers' and losses'
+    checks of their inputs' values run at every replay, as do integer index arguments (``W[y]``, Embedding); a
+    boolean mask index is refused. ``stop_gradient`` passes its value on at each replay. One trace runs at a time.
 
     Examples
     --------
