@@ -130,7 +130,7 @@ __all__ = ["Finding", "Probe", "Diagnosis", "diagnose_layer", "check_vjp", "name
            "name_graded", "name_log_eps", "is_bias_gradient",
            "name_loss_gradient", "layout_finding", "name_batch_reduction", "name_hinge_count", "name_huber_clip", "name_huber_branch", "name_focal_factor",
            "name_dice_quotient", "name_power_factor", "name_swaps", "close", "held_forward", "STRUCTURAL", "SIGNATURES", "DIAGNOSES", "HELD",
-           "RANDOM_TWIN", "RANDOM_REFERENCE", "kept_scale"]
+           "RANDOM_TWIN", "RANDOM_REFERENCE", "kept_scale", "rounding_rtol"]
 
 #: Names of the structural probes, in the order they run.
 STRUCTURAL = ("deterministic forward", "input left unchanged", "gradient shapes and dtypes",
@@ -7001,15 +7001,32 @@ def _classic_named(diag: Diagnosis, inputs: Sequence[np.ndarray], owner: str) ->
     diag.findings.append(classic)
 
 
+def rounding_rtol(Y: Any) -> float:
+    """How far apart (relative) the values of ``Y / X`` may be and still be one scale, following the precision ``Y``
+    was computed in: 1e-9 for float64, eight units in the last place of float32 or float16 where ``Y`` is of that
+    dtype or every entry of it is one (a float32 layer's output, as the checker's forwards hand it back in float64:
+    its mask times a float32-rounded ``X`` differs from one scale by about 1e-7; verify43c F8: a float32 dropout
+    scaling by 1/p was "not a dropout" and PASSed)."""
+    Y = np.asarray(Y)
+    if Y.dtype.kind != "f":
+        return 1e-9
+    with np.errstate(all="ignore"):
+        for low in (np.float16, np.float32):
+            if np.finfo(Y.dtype).bits <= np.finfo(low).bits or np.array_equal(Y.astype(low), Y):
+                return float(8 * np.finfo(low).eps)
+    return 1e-9
+
+
 def kept_scale(Y: Any, X: np.ndarray) -> tuple[float, float | None]:
     """``(share, scale)`` of a forward's output ``Y`` against its input ``X`` (same shape, no zero entries): the share
     of entries ``Y`` keeps (``Y / X != 0``) and the one value ``Y / X`` takes on them (a dropout's mask times its
-    scale), None when it takes several (:func:`gradcheck._random_mean.random_mean_finding`'s words, and
-    :func:`_classic_dropout`)."""
+    scale), within :func:`rounding_rtol` of ``Y``'s precision, None when it takes several
+    (:func:`gradcheck._random_mean.random_mean_finding`'s words, and :func:`_classic_dropout`)."""
     r = np.asarray(Y, dtype=np.float64) / X
     kept = r != 0
     s = r[kept]
-    return float(kept.mean()), float(np.median(s)) if s.size and np.ptp(s) <= 1e-9 * np.abs(s).max() else None
+    rtol = rounding_rtol(Y)
+    return float(kept.mean()), float(np.median(s)) if s.size and np.ptp(s) <= rtol * np.abs(s).max() else None
 
 
 def _classic_dropout(diag: Diagnosis, inputs: Sequence[np.ndarray], owner: str) -> Finding | None:
@@ -7027,11 +7044,12 @@ def _classic_dropout(diag: Diagnosis, inputs: Sequence[np.ndarray], owner: str) 
             Yt.shape == Ye.shape == X.shape) or not np.all(X != 0):
         return None
     (share, s), (all_kept, c) = kept_scale(Yt, X), kept_scale(Ye, X)
-    if s is None or c is None or not 0 < share < 1 or all_kept != 1 or not 0 < c < 1 - 1e-9:
+    tol = 2 * max(rounding_rtol(Yt), rounding_rtol(Ye))  # a float32 layer's scales are float32-rounded (verify43c F8)
+    if s is None or c is None or not 0 < share < 1 or all_kept != 1 or not 0 < c < 1 - tol:
         return None
-    if s > 1 + 1e-9 and abs(s * c - 1) <= 1e-9:  # 1/(1 - p) in training and (1 - p) again in eval (bugs43 H1)
+    if s > 1 + tol and abs(s * c - 1) <= tol:  # 1/(1 - p) in training and (1 - p) again in eval (bugs43 H1)
         return _find("dropout-scaled-twice", owner=owner, kept=share, s=s, c=c)
-    if abs(s - 1) > 1e-9:
+    if abs(s - 1) > tol:
         return None
     return _find("classic-dropout", owner=owner, kept=share, c=c, inv=1 / c)
 

@@ -61,6 +61,7 @@ from ..diagnose import (
     fixed_mask,
     kept_scale,
     name_swaps,
+    rounding_rtol,
     same_mask,
 )
 from ..errors import GradcheckError, GraderError, NonFiniteError, StudentCodeError
@@ -778,7 +779,7 @@ def _classic_eval(Y: np.ndarray, Y_ref: np.ndarray, xs: list[np.ndarray], traini
     if training or X is None or not (Y.shape == Y_ref.shape == X.shape) or not np.all(X != 0) or not close(Y_ref, X):
         return ""
     kept, c = kept_scale(Y, X)
-    if c is None or kept != 1 or not 0 < c < 1 - 1e-9:
+    if c is None or kept != 1 or not 0 < c < 1 - 2 * rounding_rtol(Y):  # a float32 identity: c = 1 rounded
         return ""
     return (f" Your eval forward is Y = {c:.4g} X where the reference's is the identity, Y = X: "
             f"{DIAGNOSES['classic-dropout'].name}, scaled at test time; " + INVERTED_DROPOUT.format(c=c, inv=1 / c)

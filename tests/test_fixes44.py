@@ -1,0 +1,51 @@
+"""Session 44's fixes of verify43c's and redteam43's findings about the checker and the grader (fixes44)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gradcheck._random_mean import own_eval_mean_finding
+from gradcheck.diagnose import kept_scale
+
+
+class _DropoutF32:
+    """Dropout in float32 code (Deep Learning from Scratch 2's style): ``inverse`` True scales the kept entries by
+    1/p where p is the drop probability (bugs43 H2), else by 1/(1 - p) (inverted dropout, right)."""
+
+    def __init__(self, p=0.3, bug=False, dtype=np.float32):
+        self.p, self.bug, self.dtype = p, bug, dtype
+        self.rng, self.params, self.grads, self.mask = np.random.default_rng(0), {}, {}, None
+
+    def forward(self, X, training=False):
+        X = np.asarray(X, dtype=self.dtype)
+        if not training:
+            self.mask = None
+            return X
+        keep = self.rng.random(X.shape) >= self.p
+        self.mask = (keep / (self.p if self.bug else 1 - self.p)).astype(self.dtype)
+        return X * self.mask
+
+    def backward(self, dY):
+        return dY if self.mask is None else (dY * self.mask).astype(self.dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_kept_scale_of_a_low_precision_mask_is_one_scale(dtype):
+    """verify43c F8: a float32 (float16) mask over the check's float64 X is one scale within its own rounding."""
+    X = np.random.default_rng(1).uniform(0.5, 1.5, (50, 8))
+    Y = _DropoutF32(0.3, dtype=dtype).forward(X, training=True).astype(np.float64)
+    share, scale = kept_scale(Y, X)
+    assert scale == pytest.approx(1 / 0.7, rel=1e-2) and 0.5 < share < 0.9
+    assert kept_scale(X.astype(dtype).astype(np.float64), X) == (1.0, pytest.approx(1.0, rel=1e-2))
+    noisy = X * (1 + 1e-4 * np.random.default_rng(2).standard_normal(X.shape))  # float64 ratios that vary: no scale
+    assert kept_scale(noisy, X)[1] is None
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_own_mean_fails_a_low_precision_one_over_p_dropout(dtype):
+    """verify43c F8: the 1/p dropout in float32 code is FAILed by its own eval mean, as its float64 twin is; the
+    inverted one (right) is not."""
+    found = own_eval_mean_finding([(_DropoutF32(0.3, bug=True, dtype=dtype), "")], "Drop", (4, 6), 0)
+    assert found is not None and found.code == "own-mean"
+    assert own_eval_mean_finding([(_DropoutF32(0.3, dtype=dtype), "")], "Drop", (4, 6), 0) is None
