@@ -1365,8 +1365,11 @@ class Diagnosis:
             step = [r.tensor for r in self.result.records if any(c.unchecked == "step" for c in r.comparisons)]
             atol = [t for t in self.result.unchecked if t not in step]
             pen = [r.tensor for r in self.result.records if any(c.unchecked == "penalty" for c in r.comparisons)]
-            atol = [t for t in atol if t not in pen]
+            conv = [r.tensor for r in self.result.records if any(c.unchecked == "converge" for c in r.comparisons)]
+            atol = [t for t in atol if t not in pen and t not in conv]
             why = ([f"the penalty term of {', '.join(pen)} is not checked (see the notes)"] if pen else []) + (
+                [f"the finite differences of {', '.join(conv)} do not converge at this input scale, so a bug cannot "
+                 "be told from their error; check the layer on a smaller input (entries near 1)"] if conv else []) + (
                 [f"the atol of {', '.join(atol)} passes any gradient of its size (see the notes)"] if atol else []) + (
                 [f"{', '.join(step)} differ(s) from central differences at eps={self.result.eps:g} only within their "
                  "truncation error, so at this step a bug cannot be told from the step's; drop --eps (eps=None in "
@@ -6936,12 +6939,20 @@ def _reuse_named(layer: Any, diag: Diagnosis, owner: str) -> None:
     """The ``reused-sublayer`` finding first in ``diag`` of a layer that failed unnamed ("no known bug pattern")
     and uses one sub-layer object twice in its forward (:func:`_reused_sublayer`); for a backward that raised
     (the second use's cache of another shape), the same words after its error."""
-    if diag.passed or (found := reused_finding(layer, owner)) is None:
+    if diag.passed or _unconverged(diag.result) or (found := reused_finding(layer, owner)) is None:
         return
     if diag.error is None and set(diag.codes) <= {"wrong-values"}:
         diag.findings.insert(0, found)
     elif isinstance(diag.error, StudentCodeError) and "backward" in str(diag.error):
         diag.error.args = (f"{diag.error} Likely why: " + found.message + ".",)
+
+
+def _unconverged(res: CheckResult | None) -> bool:
+    """Whether ``res`` failed nothing and gave some tensor no verdict as its differences did not converge
+    (``unchecked="converge"``: attention at ``X - 3000``, verify43c F4): its kinks are that scale's, not a coarse
+    forward's, and no bug is there to name (a reused sub-layer said of a right TransformerBlock)."""
+    return res is not None and not res.failing_tensors and any(
+        c.unchecked == "converge" for r in res.records for c in r.comparisons)
 
 
 def reused_finding(layer: Any, owner: str) -> Finding | None:
@@ -8470,7 +8481,7 @@ def _diagnose_mode(layer, X, owner, training, more, kw) -> Diagnosis:
                     f.code == "stale-cache" and "right at the first input the layer saw" in f.message)]
             prec = None
             failed = not res.passed and not (res.unchecked and not res.failing_tensors)  # NOT CHECKED: no bug
-            if failed or res.kinks:  # a failure, or elements excused as kinks: precision first
+            if failed or res.kinks and not _unconverged(res):  # a failure, or kinks excused: precision first
                 G = getattr(res, "_upstream", None) if upstream is None else np.array(upstream, dtype=np.float64)
                 L = _Layer(proxy, inputs, probes.names, V.layer_params(proxy, res.name), training,
                            G, res.seed)
