@@ -474,6 +474,12 @@ DIAGNOSES: dict[str, Record] = {
         "layer's output hands on): the code reads memory as if it were C-contiguous", "take the strides from the array (x.strides, not from its shape) for "
         "np.lib.stride_tricks.as_strided, read no buffer (.data, np.frombuffer, tobytes), or call "
         "np.ascontiguousarray(x) first"),
+    "wrong-axis-size": Record(  # at_other_batch (verify43c F11: named Bessel's N-1 or constant statistics there)
+        "a size read from the other axis", "{t} {verb} right where the first axis of {x} has the size of its last "
+        "({n}) and wrong with {n1} along its first axis: backward reads a size (or sums, averages) along one axis "
+        "where the other is meant (N = dY.shape[1] for the number of rows, D = dY.shape[0] for the number of columns), "
+        "and the two are equal at a square input",
+        "take each count from the axis it counts (the rows of an (N, D) array: X.shape[0]; its columns: X.shape[1])"),
     "reused-sublayer": Record(  # _reused_sublayer (newuser38 F8)
         "one sub-layer used twice", "{what}: one layer object keeps one cache, so its second call overwrites what "
         "the first call's backward needs, and backward reads the last call's cache at every use",
@@ -7347,13 +7353,19 @@ def at_other_batch(layer: Any, X: Any, diag: Diagnosis, check: Any, seed: int) -
     ran, d = _again_at(lambda: check(X2), keep_pass=True)
     if d is None:  # raised or stopped there (a layer of square inputs alone: Y = X @ X): no claim about that batch
         return diag
-    line = (f"the batch size {n} equals the last axis of {V.input_names(layer, 1)[0]}, so a backward reading a size "
-            f"from the one for the other passes there: also checked at a batch of {n + 1}")
+    x = V.input_names(layer, 1)[0]
+    line = (f"the first axis of {x} ({n}) equals its last, so a backward reading a size from the one for the other "
+            f"passes there: also checked with {n + 1} along the first axis")
     if d.passed:
         diag.findings.append(Finding("other-batch-note", line + " (passed)", severity="info"))
         return diag
+    if d.error is None and (ts := [t for t in (d.result.failing_tensors if d.result else []) if t]):
+        # right at n x n, wrong at (n + 1) x n: the sizes of the two axes swapped, whatever the numbers there
+        # resemble (the statistics' terms 6/5 too large read as Bessel's N-1, or as missing: verify43c F11)
+        d.findings = [f for f in d.findings if f.severity != "error"] + [_find(
+            "wrong-axis-size", ", ".join(ts), verb="is" if len(ts) == 1 else "are", x=x, n=n, n1=n + 1)]
     d.findings.append(Finding("other-batch-note", line + ": the layer passes at the drawn input but FAILS there; "
-                              "the table and diagnosis are at that batch", severity="info"))
+                              "the table and diagnosis are at that input", severity="info"))
     return d
 
 

@@ -94,3 +94,33 @@ def test_not_checked_sentence_names_the_input_scale():
     said = diagnose_layer(layer, X, twin=None).sentence()
     assert said.startswith("NOT CHECKED") and "do not converge at this input scale" in said
     assert "smaller input" in said
+
+
+class _NormWrongAxis:
+    """A normalisation over ``axis`` whose backward divides its sums by the size of the other axis (verify43c F11's
+    featfirst.py: batch norm with N = dY.shape[1], bugs43 H4's layer norm with D = dY.shape[0], Ng's features-first
+    layer norm with D = dY.shape[1])."""
+
+    def __init__(self, axis=0):
+        self.axis, self.params, self.grads = axis, {}, {}
+
+    def forward(self, X, training=False):
+        self.s = np.sqrt(X.var(self.axis, keepdims=True) + 1e-5)
+        self.xh = (X - X.mean(self.axis, keepdims=True)) / self.s
+        return self.xh
+
+    def backward(self, dY):
+        a, n = self.axis, dY.shape[1 - self.axis]  # BUG: the other axis's size
+        return (dY - dY.sum(a, keepdims=True) / n - self.xh * (dY * self.xh).sum(a, keepdims=True) / n) / self.s
+
+
+@pytest.mark.parametrize("axis", [0, 1])
+def test_a_size_from_the_other_axis_is_named_so_at_a_square_input(axis):
+    """verify43c F11: right at 5 x 5, wrong with 6 rows; it was told 'the means divide by N-1' (axis 0) or 'statistics
+    treated as constants' (axis 1), bugs it does not have."""
+    from gradcheck.diagnose import diagnose_layer
+
+    d = diagnose_layer(_NormWrongAxis(axis), (5, 5), twin=None)
+    said = " ".join(d.sentence().split())
+    assert not d.passed and d.codes[0] == "wrong-axis-size", said
+    assert "N-1" not in said and "constants" not in said and "right where the first axis of X" in said
