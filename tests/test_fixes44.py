@@ -124,3 +124,48 @@ def test_a_size_from_the_other_axis_is_named_so_at_a_square_input(axis):
     said = " ".join(d.sentence().split())
     assert not d.passed and d.codes[0] == "wrong-axis-size", said
     assert "N-1" not in said and "constants" not in said and "right where the first axis of X" in said
+
+
+class _CumulativeBN:
+    """A class batchnorm with PyTorch's ``momentum=None``: the running statistics are the mean of every batch so far,
+    ``running = (1 - 1/t) running + batch / t`` with ``t = num_batches_tracked`` (``off``: t + 1 read for t, a bug)."""
+
+    def __init__(self, num_features, off=0):
+        self.off, self.eps, self.momentum, self.num_batches_tracked = off, 1e-5, None, 0
+        self.params = {"gamma": np.ones(num_features), "beta": np.zeros(num_features)}
+        self.grads = {}
+        self.running_mean, self.running_var = np.zeros(num_features), np.ones(num_features)
+
+    def forward(self, X, training=False):
+        if training:
+            mean, var, n = X.mean(axis=0), X.var(axis=0), len(X)
+            self.num_batches_tracked += 1
+            f = 1.0 / (self.num_batches_tracked + self.off)
+            self.running_mean = (1 - f) * self.running_mean + f * mean
+            self.running_var = (1 - f) * self.running_var + f * var * n / (n - 1)
+        else:
+            mean, var = self.running_mean, self.running_var
+        self.training, self.inv_std = training, 1.0 / np.sqrt(var + self.eps)
+        self.xhat = (X - mean) * self.inv_std
+        return self.params["gamma"] * self.xhat + self.params["beta"]
+
+    def backward(self, dY):
+        self.grads = {"beta": dY.sum(axis=0), "gamma": (dY * self.xhat).sum(axis=0)}
+        dxhat = dY * self.params["gamma"]
+        if not self.training:
+            return dxhat * self.inv_std
+        n = len(dY)
+        return self.inv_std / n * (n * dxhat - dxhat.sum(axis=0) - self.xhat * (dxhat * self.xhat).sum(axis=0))
+
+
+def test_a_cumulative_average_batchnorm_keeps_its_gradient_points():
+    """verify43c F6: PyTorch documents momentum=None (a cumulative average); such a right class lost dX, dgamma and
+    dbeta ('keeps 0.987 of the old value'). A count read one off still loses them."""
+    import manualprop as mp
+    from gradcheck.grading.checks import layer_gradients
+
+    X = np.random.default_rng(3).normal(1.0, 2.0, (6, 4))
+    right = layer_gradients(_CumulativeBN(4), X, mp.BatchNorm1D(4), training=True, seed=1)
+    assert right.passed, right.markdown()
+    bug = layer_gradients(_CumulativeBN(4, off=1), X, mp.BatchNorm1D(4), training=True, seed=1)
+    assert not any(p.passed for p in bug.parts) and "running" in bug.parts[0].message, bug.markdown()
