@@ -169,3 +169,19 @@ def test_a_cumulative_average_batchnorm_keeps_its_gradient_points():
     assert right.passed, right.markdown()
     bug = layer_gradients(_CumulativeBN(4, off=1), X, mp.BatchNorm1D(4), training=True, seed=1)
     assert not any(p.passed for p in bug.parts) and "running" in bug.parts[0].message, bug.markdown()
+
+
+def test_the_grading_child_imports_the_graders_gradcheck(monkeypatch, tmp_path):
+    """verify43c F9: ``python -m gradcheck grade`` run in a second clone (its folder first on sys.path, no PYTHONPATH)
+    graded in children that imported the editable install's gradcheck, another tree's code."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import gradcheck
+    from gradcheck.grading.runner import _child_env
+
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+    out = subprocess.run([sys.executable, "-c", "import gradcheck; print(gradcheck.__file__)"], cwd=tmp_path,
+                         env=_child_env(), capture_output=True, text=True, timeout=60, check=True).stdout
+    assert Path(out.strip()).resolve() == Path(gradcheck.__file__).resolve()
