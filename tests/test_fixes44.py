@@ -185,3 +185,30 @@ def test_the_grading_child_imports_the_graders_gradcheck(monkeypatch, tmp_path):
     out = subprocess.run([sys.executable, "-c", "import gradcheck; print(gradcheck.__file__)"], cwd=tmp_path,
                          env=_child_env(), capture_output=True, text=True, timeout=60, check=True).stdout
     assert Path(out.strip()).resolve() == Path(gradcheck.__file__).resolve()
+
+
+class _SoftmaxCE:
+    """Softmax cross-entropy ``forward(y_true, logits)`` (labels): ``shift`` subtracts each row's max first; ``logp``
+    takes np.log of the probabilities (underflows to log 0 at a logit ~745 below its row's max)."""
+
+    def __init__(self, shift, logp):
+        self.shift, self.logp = shift, logp
+
+    def forward(self, y, z):
+        z = z - z.max(axis=1, keepdims=True) if self.shift else z
+        with np.errstate(all="ignore"):
+            e = np.exp(z)
+            logp = np.log(e / e.sum(axis=1, keepdims=True)) if self.logp else z - np.log(e.sum(axis=1, keepdims=True))
+        return float(-logp[np.arange(len(y)), y].mean())
+
+
+def test_an_underflowing_log_softmax_is_not_told_to_subtract_the_row_maximum():
+    """redteam43 F3: a softmax that subtracts the row max, then takes log(probs), was told to subtract the row max."""
+    from gradcheck.grading.checks import _overflowed
+
+    z = np.array([[1002.0, 0.0, -3.0], [1.0, 2.0, 3.0]])
+    y = np.array([1, 2])
+    said = _overflowed(float("inf"), 501.0, z, _SoftmaxCE(shift=True, logp=True), y)
+    assert "Subtract the row maximum" not in said and "log-sum-exp" in said and "rounds to 0" in said, said
+    said = _overflowed(float("inf"), 501.0, z, _SoftmaxCE(shift=False, logp=False), y)  # no shift: exp overflows
+    assert "Subtract the row maximum before exp" in said and "log-sum-exp" not in said, said
