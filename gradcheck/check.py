@@ -785,7 +785,7 @@ def _numerical_comparisons(call, cfg, G, y_shape, sources, dkeys, shapes, displa
     strict: list[str] = []  # keys whose directional test failed
     large = cfg.method == "central" and bool(_large_step_note(cfg))  # the user's step: its truncation error counts
     first = dict(atols)  # each tensor's atol at its own steps, before any grew or was lowered
-    many = call.forward_many(y_shape)
+    many, sized = call.forward_many(y_shape), (large, max([1.0, *(float(np.max(np.abs(x), initial=0)) for x in call.inputs)]))
     rng = np.random.default_rng([cfg.seed, 1])
 
     def scan(which, indices=None, eps=cfg.step):
@@ -812,10 +812,10 @@ def _numerical_comparisons(call, cfg, G, y_shape, sources, dkeys, shapes, displa
             notes.extend([_grown_note(display[k], a0, scale(k, sc.grad), step, cfg.step, atols[k])]
                          if step != cfg.step else [])  # |dk| as the swamp warning reads it (one number)
         rescan = functools.partial(_at_fraction, scan, k, step)
-        cs = _versus_scan(mine := {s: sources[s][k] for s in analytic}, sc, rtol, atols[k], mask, how, rescan, large)
+        cs = _versus_scan(mine := {s: sources[s][k] for s in analytic}, sc, rtol, atols[k], mask, how, rescan, *sized)
         if roundoff is not None and _own_scale(k, scale(k, sc.grad), atols, roundoff[k], display[k], notes, below_floor(
                 k, scale(k, sc.grad)), k in strict and cs, extrapolating=not large and sc.d_plus is not None):
-            cs = _versus_scan(mine, sc, rtol, atols[k], mask, how, rescan, large)
+            cs = _versus_scan(mine, sc, rtol, atols[k], mask, how, rescan, *sized)
             cs = _own_scale_blind(cs, atols[k], sc.grad, mask, display[k], notes, scale(k, sc.grad))
         _keep(numerical, comps[k], complex_keys, k, sc, cs, display[k])
 
@@ -1039,7 +1039,7 @@ def _own_scale_blind(cs, atol, numerical, mask, name, notes, top):
 
 
 def _versus_scan(analytic: dict[str, np.ndarray], sc, rtol, atol, mask=None, how="elements", rescan=None,
-                 large=False):
+                 large=False, scale=1.0):
     """``{"<src>-vs-numerical": Comparison}`` of each analytic gradient with a numerical :class:`Scan`.
 
     ``rescan(indices, fraction) -> Scan``: the same differences at ``fraction`` of the step, at those indices;
@@ -1048,7 +1048,9 @@ def _versus_scan(analytic: dict[str, np.ndarray], sc, rtol, atol, mask=None, how
     10% apart, was excused as 24 kinks and a backward 0.3% too large passed (fixn22 #1). ``large``: the user's
     step is far above float64's (:func:`_large_step_note`, central differences): a comparison whose failing elements
     are all within the step's truncation error (:func:`step_covered`, from the same ``h/2`` and ``h/4``) gives no
-    verdict (``unchecked="step"``, NOT CHECKED): a correct tanh at eps=1 was a FAIL with 7 kinks (newuser23 M4)."""
+    verdict (``unchecked="step"``, NOT CHECKED): a correct tanh at eps=1 was a FAIL with 7 kinks (newuser23 M4).
+    A comparison whose failing elements all have differences that cannot tell (:func:`_extrapolate`'s unsettled
+    ones; ``scale``: the largest ``|x|`` of the inputs) gives none either (``unchecked="converge"``, verify43c F4)."""
     kinks = {src: kink_mask(g, sc.grad, sc.d_plus, sc.d_minus, rtol=rtol, atol=atol) for src, g in analytic.items()}
     union = np.logical_or.reduce([*kinks.values(), np.zeros(np.shape(sc.grad), dtype=bool)])
     inside = np.ones(np.shape(sc.grad), dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
@@ -1065,13 +1067,17 @@ def _versus_scan(analytic: dict[str, np.ndarray], sc, rtol, atol, mask=None, how
         if large:
             covered = {src: step_covered(g, sc.grad, half.grad, quarter.grad) for src, g in analytic.items()}
     done, before = np.zeros(np.shape(sc.grad), dtype=bool), sc.grad
+    unsettled = done
     if not large and rescan is not None and sc.d_plus is not None:
-        done = _extrapolate(analytic, sc, rtol, atol, inside, kinks, rescan)
+        done, unsettled = _extrapolate(analytic, sc, rtol, atol, inside, kinks, rescan, scale)
     out = {}
     for src, g in analytic.items():
         c = compare(g, sc.grad, f"{src}-vs-numerical", rtol=rtol, atol=atol, mask=mask, how=how, kinks=kinks[src])
         if not c.passed and src in covered and np.all(covered[src][fails[src] & ~kinks[src]]):
             c = dataclasses.replace(c, passed=True, unchecked="step")
+        if not c.passed and unsettled.any() and np.all(unsettled[mismatched(g, sc.grad, rtol, atol) & inside
+                                                                 & ~kinks[src]]):
+            c = dataclasses.replace(c, passed=True, unchecked="converge")  # verify43c F4: no verdict to trust
         # the note counts only the elements whose verdict the extrapolation changed (newuser27 #3: a real bug's
         # worst element, re-checked and failing still, is no "truncation error exceeded the tolerance")
         saved = done & mismatched(g, before, rtol, atol) & ~mismatched(g, sc.grad, rtol, atol) if done.any() else done
@@ -1079,24 +1085,32 @@ def _versus_scan(analytic: dict[str, np.ndarray], sc, rtol, atol, mask=None, how
     return out
 
 
-def _extrapolate(analytic: dict[str, np.ndarray], sc, rtol, atol, inside, kinks, rescan) -> np.ndarray:
+def _extrapolate(analytic: dict[str, np.ndarray], sc, rtol, atol, inside, kinks, rescan, scale=1.0):
     """Where an analytic gradient fails the central difference ``sc.grad`` at the default step (not at a kink), replace
     that difference, in place, by Richardson's extrapolation from the same differences at half and a quarter of the
     step where it has converged (:func:`gradcheck.compare.extrapolated`: the truncation error of the step, which the
     tolerance does not bound, newuser26); the verdict is then the one rule's against the better estimate. The worst
     failing element first (4 forwards): unless its mismatch is the step's (the extrapolation converged and some
-    analytic gradient agrees with it), the failure is real and the others are left as they are, so a wrong gradient
-    costs 4 forwards more, not 4 per element. Where the extrapolation from ``h`` has not converged but the differences
-    still shrink as ``h^2`` does, it starts again from a quarter of the step (:func:`_deeper`, up to
-    :data:`EXTRAPOLATION_LEVELS` times): the step ``eps max(1, |x|)`` grows with ``|x|``, and attention at inputs near
-    1000 varies on a scale far below it (check42's limit: a right ``MultiHeadAttention`` with a causal mask FAILed dX
-    at ``X + 1000``, ``C(h)`` off by 2% at ``h = 6e-3``, Richardson's from ``h/16`` within 4e-9). Returns the bool mask
-    of the elements replaced."""
+    analytic gradient agrees with it) or cannot be told (below), the failure is real and the others are left as they
+    are, so a wrong gradient costs 4 forwards more, not 4 per element. Where the extrapolation from ``h`` has not
+    converged but the differences are still the step's, it starts again from a quarter of the step (:func:`_deeper`,
+    up to :data:`EXTRAPOLATION_LEVELS` times): the step ``eps max(1, |x|)`` grows with ``|x|``, and attention at
+    inputs near 1000 varies on a scale far below it (check42's limit: a right ``MultiHeadAttention`` with a causal mask
+    FAILed dX at ``X + 1000``, ``C(h)`` off by 2% at ``h = 6e-3``, Richardson's from ``h/16`` within 4e-9).
+
+    Returns ``(replaced, unsettled)``, bool masks: the elements replaced, and those where an analytic gradient lies
+    within the estimates' own error (:func:`_within_spread`: the spread of differences that never converged, or the
+    round-off of an extrapolation from steps far below ``h``, which the tolerance's ``atol`` at ``h`` does not
+    bound): at ``X - 3000`` attention's differences are the step's at ``h`` and round-off's below it (verify43c F4:
+    a right layer FAILed), so neither verdict can be trusted there (:func:`_versus_scan`: NOT CHECKED when every
+    failing element is unsettled), only at inputs of :data:`UNSETTLED_SCALE` or more. So too where every difference
+    and the analytic gradient are within ``atol`` times ``scale`` (the largest ``|x|`` of the inputs, which the forward may add to: post-LN attention at ``X + 3000``,
+    whose ``dW_q`` of 1.5e-10 moves intermediates of 3000 by about their rounding: the differences 0 or 1e-12)."""
     fails = np.logical_or.reduce([mismatched(g, sc.grad, rtol, atol) & inside & ~kinks[src]
                                   for src, g in analytic.items()] + [np.zeros(np.shape(sc.grad), dtype=bool)])
-    done = np.zeros(fails.shape, dtype=bool)
+    done, unsettled = np.zeros(fails.shape, dtype=bool), np.zeros(fails.shape, dtype=bool)
     if not fails.any():
-        return done
+        return done, unsettled
     with np.errstate(invalid="ignore"):
         rel = np.nan_to_num(np.fmax.reduce([np.where(fails, relative_error(g, sc.grad), 0.0) for g in analytic.values()]),
                             nan=1.0)
@@ -1108,41 +1122,82 @@ def _extrapolate(analytic: dict[str, np.ndarray], sc, rtol, atol, inside, kinks,
             break
         at = np.zeros(fails.shape, dtype=bool)
         at[tuple(np.array(idx).T)] = True
-        R, ok, top = _deeper(sc.grad, rescan, idx, rtol, atol, top, at if idx[0] == worst else None)
+        R, ok, top, lo, hi, noise, peak = _deeper(sc.grad, rescan, idx, rtol, atol, top)
+        loose = at & (_within_spread(analytic, np.where(ok, R, lo), np.where(ok, R, hi), rtol, noise) | (
+            peak <= atol * scale) & np.logical_or.reduce([np.abs(g) <= atol * scale for g in analytic.values()]))
+        loose &= scale >= UNSETTLED_SCALE  # near 1 the atol bounds the round-off (fixg28 H1: a doubled tiny dX)
         at &= ok
         sc.grad = np.where(at, R, sc.grad)
         done |= at
-        if idx[0] == worst and not (at[worst] and any(not mismatched(g[worst], R[worst], rtol, atol)
-                                                      for g in analytic.values())):
+        unsettled |= loose
+        if idx[0] == worst and not (loose[worst] or at[worst] and any(not mismatched(g[worst], R[worst], rtol, atol)
+                                                                       for g in analytic.values())):
             break
-    return done
+    return done, unsettled
 
+
+#: The largest ``|x|`` of the inputs from which :func:`_extrapolate` may leave an entry unsettled (NOT CHECKED):
+#: there the step ``eps |x|`` is 6e-4 or more and the forward's intermediates (``X + attention``) are that large, so
+#: its round-off is no longer the output's that ``atol`` estimates; below it the one rule decides (fixg28 H1: a
+#: doubled dX of 6e-10, 3 times its own-scale atol, must FAIL).
+UNSETTLED_SCALE = 100.0
 
 #: How many times :func:`_extrapolate` may start Richardson's extrapolation again from a quarter of the step (the
 #: smallest step then ``h / 4^(n + 1)``: ``h / 1024``, at ``|x| = 1000`` the default step of ``|x| = 1``).
 EXTRAPOLATION_LEVELS = 4
 
+#: :func:`_deeper` goes on past differences that do not shrink as ``h^2`` while their change is this many times the
+#: round-off (``atol`` at ``h``, growing as ``1/h``): the step is still far above the scale the function varies on
+#: (attention at ``X - 3000``: ``C(h)``, ``C(h/2)``, ``C(h/4)`` = -7.1, -1.6, 4.4 where ``f' = 0.98``).
+ABOVE_ROUNDOFF = 100.0
 
-def _deeper(c0, rescan, idx, rtol, atol, top, worst=None):
-    """``(R, converged, fraction)``: Richardson's extrapolation of the central differences at the indices ``idx``
-    from the steps ``f h``, ``f h/2``, ``f h/4`` (``f = top``: 1 and ``c0`` the differences at ``h``, or where the
-    worst element converged) by :func:`gradcheck.compare.extrapolated`. With ``worst`` (that element's mask), where
-    it has not converged and ``|C(f h/2) - C(f h/4)|`` is within :data:`H2_SHRINK` of ``|C(f h) - C(f h/2)|`` (the
-    differences still shrink as ``h^2 f'''/6`` does, round-off not yet their error; Nocedal & Wright sec. 8.1), the
-    same from a quarter of ``f`` (up to :data:`EXTRAPOLATION_LEVELS` times): the fraction it converged at is returned
-    for the other elements."""
-    c1 = c0 if top == 1.0 else rescan(idx, top).grad
+
+def _deeper(c0, rescan, idx, rtol, atol, top):
+    """``(R, converged, fraction, lo, hi, noise, peak)`` at the indices ``idx``: Richardson's extrapolation of the central
+    differences from the steps ``f h``, ``f h/2``, ``f h/4`` (``f = top``: 1 and ``c0`` the differences at ``h``, or
+    where the worst element stopped) by :func:`gradcheck.compare.extrapolated`, or ``C(f h/4)`` where ``C(f h/2)``
+    and ``C(f h/4)`` agree within a quarter of the tolerance and their change shrank (a function smoother than the
+    ``h^2`` law: ``R`` overshoots). Where neither converged and the differences are still the step's (their change
+    within :data:`H2_SHRINK` of the one before, as ``h^2 f'''/6`` shrinks, round-off not yet their error: Nocedal &
+    Wright sec. 8.1; or :data:`ABOVE_ROUNDOFF` times the round-off), the same from a quarter of ``f`` (up to
+    :data:`EXTRAPOLATION_LEVELS` times); ``fraction`` is the last ``f``, for the other elements. ``lo``, ``hi``: the
+    smallest and largest of each element's last estimates (``C(f h/2)``, ``C(f h/4)`` and both extrapolations);
+    ``noise``: their round-off, ``atol`` (``C(h)``'s) times ``4 / f``; ``peak``: the largest ``|C|`` of the walk."""
+    R = np.array(c0, dtype=np.float64)
+    ok, lo, hi, live = np.zeros(R.shape, dtype=bool), R.copy(), R.copy(), list(idx)
+    noise = np.full(R.shape, float(atol))
+    c1 = c0 if top == 1.0 else rescan(live, top).grad
+    peak = np.abs(np.asarray(c1, dtype=np.float64))
     for level in range(EXTRAPOLATION_LEVELS + 1):
-        c2, c4 = rescan(idx, top / 2).grad, rescan(idx, top / 4).grad
-        R, ok = extrapolated(c1, c2, c4, rtol, atol)
-        if worst is None or level == EXTRAPOLATION_LEVELS or ok[worst].all():
-            return R, ok, top
-        with np.errstate(invalid="ignore"):
-            ratio = np.abs(c2 - c4)[worst] / np.abs(c1 - c2)[worst]
-        if not np.all((H2_SHRINK[0] <= ratio) & (ratio <= H2_SHRINK[1])):
-            return R, ok, top
-        c1, top = c4, top / 4
-    return R, ok, top
+        c2, c4 = rescan(live, top / 2).grad, rescan(live, top / 4).grad
+        Rl, okl = extrapolated(c1, c2, c4, rtol, atol)
+        at = np.zeros(R.shape, dtype=bool)
+        at[tuple(np.array(live).T)] = True
+        with np.errstate(invalid="ignore", divide="ignore"):
+            settled = ~mismatched(c2, c4, rtol / 4, atol / 4) & (np.abs(c2 - c4) <= np.abs(c1 - c2))
+            ratio = np.abs(c2 - c4) / np.abs(c1 - c2)
+            vals = np.stack([c2, c4, Rl, richardson(c1, c2, c4)[1]])
+            lo, hi = np.where(at, np.fmin.reduce(vals), lo), np.where(at, np.fmax.reduce(vals), hi)
+        R, ok = np.where(at, np.where(okl, Rl, c4), R), ok | at & (okl | settled)
+        noise, peak = np.where(at, 4 * atol / top, noise), np.where(at, np.fmax.reduce(np.abs([peak, c2, c4])), peak)
+        steps = (H2_SHRINK[0] <= ratio) & (ratio <= H2_SHRINK[1]) | (np.abs(c2 - c4) > ABOVE_ROUNDOFF * atol * 4 / top)
+        go = at & ~ok & steps
+        if level == EXTRAPOLATION_LEVELS or not go.any():
+            break
+        live, c1, top = [tuple(int(i) for i in ix) for ix in np.argwhere(go)], c4, top / 4
+    return R, ok, top, lo, hi, noise, peak
+
+
+def _within_spread(analytic: dict[str, np.ndarray], lo, hi, rtol, noise) -> np.ndarray:
+    """Where some analytic gradient is within ``[lo, hi]`` widened by its own width, ``rtol`` and the estimates'
+    round-off ``noise``: :func:`_deeper`'s estimates cannot tell it from the derivative; outside, it differs from
+    every one of them by more than they differ among themselves and their round-off (a backward off by 1e-4 at
+    ``X + 3000``: still a FAIL)."""
+    with np.errstate(invalid="ignore"):
+        width = hi - lo
+        return np.logical_or.reduce([
+            (g >= lo - width - (rtol * (np.abs(g) + np.abs(lo)) + noise))
+            & (g <= hi + width + (rtol * (np.abs(g) + np.abs(hi)) + noise)) for g in analytic.values()])
 
 
 #: :func:`_deeper`'s test that central differences shrink as ``h^2`` does: halving the step quarters their change,

@@ -1176,7 +1176,7 @@ def _vacuous_line(results, cname: str) -> str | None:
     if any(r.failing_tensors for r in results):
         return None
     why: dict[str, dict[str, str]] = {"atol": {}, "given-atol": {}, "step": {}, "penalty": {}, "atol-part": {},
-                                      "given-atol-part": {}, "mask": {}}
+                                      "given-atol-part": {}, "mask": {}, "converge": {}}
     for res in results:
         for r in res.records:
             for c in r.comparisons:
@@ -1212,6 +1212,13 @@ def _vacuous_line(results, cname: str) -> str | None:
                      f"at eps={eps:g} only within their truncation error (estimated from the step, half and a quarter "
                      "of it, Richardson), so at this step a bug cannot be told from the step's own error. Drop --eps "
                      "(eps=None in Python) to check at the default step")
+    if why["converge"]:  # verify43c F4: attention at X - 3000
+        ts = list(why["converge"])
+        parts.append(f"the finite differences of {', '.join(ts)} do not converge at this input scale (central "
+                     "differences at the step, half, a quarter of it and down to 1/1024 of it: the step's error above "
+                     "the tolerance, round-off below it), so a bug cannot be told from their error there. Check the "
+                     "layer on a smaller input (entries near 1: the step grows with |x|, and the function varies on "
+                     "a far smaller scale there)")
     if why["penalty"]:  # tester24s n03: a regulariser's gradient whose strength the layer does not state
         ts = ", ".join(why["penalty"])
         parts.append(f"{ts} {'has' if len(why['penalty']) == 1 else 'have'} a term that does not multiply dY, a "

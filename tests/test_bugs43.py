@@ -150,13 +150,13 @@ def test_a_layer_reading_its_size_from_the_batch_axis_fails_at_a_square_input(tm
     code, out = check_source(tmp_path, LAYER_NORM.replace("AXIS", "0"), "LayerNorm", "--input-shape", "5,5",
                              "--init", '{"dim": 5}')
     assert code == 1, out
-    assert "also checked at a batch of 6" in " ".join(out.split()), out
+    assert "also checked with 6 along the first axis" in " ".join(out.split()), out
 
 
 def test_the_right_layer_passes_at_a_square_input_checked_at_another_batch(tmp_path):
     code, out = check_source(tmp_path, LAYER_NORM.replace("AXIS", "-1"), "LayerNorm", "--input-shape", "5,5",
                              "--init", '{"dim": 5}')
-    assert code == 0 and "also checked at a batch of 6" in " ".join(out.split()), out
+    assert code == 0 and "also checked with 6 along the first axis" in " ".join(out.split()), out
 
 
 # M1 (one of the unnamed FAILs): a binary cross-entropy of probabilities whose backward returns (p - t) / size, the
@@ -286,4 +286,4 @@ def test_a_cs231n_pair_at_a_square_input_is_checked_at_another_batch(tmp_path, a
     bug (the feature count read from dout.shape[0]) PASSed at '5,5;5;5': x is grown, gamma and beta kept."""
     got, out = check_source(tmp_path, LN_PAIR.replace("AXIS", str(axis)), "layernorm", "--input-shape", "5,5;5;5",
                             "--init", '{"ln_param": {}}')
-    assert got == code and "also checked at a batch of 6" in " ".join(out.split()), out
+    assert got == code and "also checked with 6 along the first axis" in " ".join(out.split()), out

@@ -299,19 +299,23 @@ def test_the_cs231n_assignment_has_a_backward_twice_test():
 
 
 def test_an_unconverged_extrapolation_replaces_nothing():
-    """Kills extrap_no_convergence: R = 2 agrees with a wrong analytic 2 but R' = 1.75 (no h^2 law): the central
+    """Kills extrap_no_convergence: R = 2 agrees with a wrong analytic 2 but R' = 0.75 (no h^2 law), and the
+    differences at every smaller step go on alternating 1.75, 1 (never settling, however deep the walk): the central
     difference 1 is kept and the element still fails."""
     from types import SimpleNamespace
 
     from gradcheck.check import _extrapolate
     sc = SimpleNamespace(grad=np.array([1.0]))
-    steps = {0.5: np.array([1.75]), 0.25: np.array([1.75])}
-    done = _extrapolate({"manual": np.array([2.0])}, sc, 1e-6, 1e-9, np.array([True]), {"manual": np.array([False])},
-                        lambda idx, frac: SimpleNamespace(grad=steps[frac]))
-    assert not done.any() and sc.grad[0] == 1.0
-    steps[0.25] = np.array([1.9375])  # R' = (4 * 1.9375 - 1.75) / 3 = 2: converged, replaced
-    done = _extrapolate({"manual": np.array([2.0])}, sc, 1e-6, 1e-9, np.array([True]), {"manual": np.array([False])},
-                        lambda idx, frac: SimpleNamespace(grad=steps[frac]))
+
+    def alternating(idx, frac):
+        return SimpleNamespace(grad=np.array([1.75 if round(np.log2(1 / frac)) % 2 else 1.0]))
+
+    done, unsettled = _extrapolate({"manual": np.array([2.0])}, sc, 1e-6, 1e-9, np.array([True]),
+                                   {"manual": np.array([False])}, alternating)
+    assert not done.any() and not unsettled.any() and sc.grad[0] == 1.0
+    steps = {0.5: np.array([1.75]), 0.25: np.array([1.9375])}  # R' = (4 * 1.9375 - 1.75) / 3 = 2: converged
+    done, _ = _extrapolate({"manual": np.array([2.0])}, sc, 1e-6, 1e-9, np.array([True]), {"manual": np.array([False])},
+                           lambda idx, frac: SimpleNamespace(grad=steps[frac]))
     assert done.all() and sc.grad[0] == 2.0
 
 

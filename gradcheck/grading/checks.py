@@ -61,6 +61,7 @@ from ..diagnose import (
     fixed_mask,
     kept_scale,
     name_swaps,
+    rounding_rtol,
     same_mask,
 )
 from ..errors import GradcheckError, GraderError, NonFiniteError, StudentCodeError
@@ -778,7 +779,7 @@ def _classic_eval(Y: np.ndarray, Y_ref: np.ndarray, xs: list[np.ndarray], traini
     if training or X is None or not (Y.shape == Y_ref.shape == X.shape) or not np.all(X != 0) or not close(Y_ref, X):
         return ""
     kept, c = kept_scale(Y, X)
-    if c is None or kept != 1 or not 0 < c < 1 - 1e-9:
+    if c is None or kept != 1 or not 0 < c < 1 - 2 * rounding_rtol(Y):  # a float32 identity: c = 1 rounded
         return ""
     return (f" Your eval forward is Y = {c:.4g} X where the reference's is the identity, Y = X: "
             f"{DIAGNOSES['classic-dropout'].name}, scaled at test time; " + INVERTED_DROPOUT.format(c=c, inv=1 / c)
@@ -2347,15 +2348,37 @@ def _part(name, w, g, expected, ones, keys, n_batch, rtol, atol, loss=False, dty
     return Part(name, w, not msg, msg)
 
 
-def _overflowed(L: float, L_ref: float, logits: np.ndarray) -> str:
+def _overflowed(L: float, L_ref: float, logits: np.ndarray, loss: Any = None, y_true: Any = None) -> str:
     """The sentence of a loss ``L`` that is NaN or infinite where the reference's ``L_ref`` is finite, at ``logits``
     (any shape, float64): the largest logit, and float64's ``exp`` overflowing above ``log(finfo.max)`` = 709.78
-    (a softmax or cross-entropy without the max shift, CS231n's "numeric stability" note)."""
+    (a softmax or cross-entropy without the max shift, CS231n's "numeric stability" note). Where ``loss`` (given with
+    ``y_true``) is not finite either at the logits with each row's maximum subtracted, the shift does not cure it: the
+    log of a probability that rounded to 0, which log-sum-exp avoids (redteam43 F3: a softmax that subtracts the
+    row maximum, then takes ``np.log(probs)``, was told to subtract the row maximum)."""
     top = float(np.max(logits)) if np.size(logits) else 0.0
+    if _underflowed(loss, y_true, logits):
+        return (f"the loss is {L}; expected the finite value {L_ref:.6g}. It is {L} with each row's maximum "
+                "subtracted from the logits too, so it is no overflow of exp: a probability exp(z - max) / sum "
+                "rounds to 0 in float64 (a logit about 745 or more below its row's maximum) and its log is -inf. "
+                "Take the log of the softmax as log-sum-exp does, log p = (z - max) - log(sum(exp(z - max))) "
+                "(log_softmax), not np.log of the probabilities.")
     why = (f" at logits up to {top:.6g}, where exp overflows in float64 (above {np.log(np.finfo(np.float64).max):.2f})"
            if top > np.log(np.finfo(np.float64).max) else "")
     return (f"the loss is {L}{why}; expected the finite value {L_ref:.6g}. Subtract the row maximum before exp "
             "(softmax(z) = softmax(z - z.max(axis=1, keepdims=True))).")
+
+
+def _underflowed(loss: Any, y_true: Any, logits: np.ndarray) -> bool:
+    """Whether ``loss``'s forward is NaN or infinite at 2-D ``logits`` with each row's maximum subtracted (a value
+    the shift leaves as it is, softmax's): False when not given, not 2-D, or its forward raises there."""
+    z = np.asarray(logits, dtype=np.float64)
+    if loss is None or z.ndim != 2 or not z.size:
+        return False
+    try:
+        out = loss.forward(np.array(y_true, copy=True), z - z.max(axis=1, keepdims=True))
+        return not np.all(np.isfinite(np.asarray(out, dtype=np.float64)))
+    except Exception:  # noqa: BLE001 - the student's forward: no claim
+        return False
 
 
 def loss_value(loss: Any, y_true: np.ndarray, logits: np.ndarray, reference: Any, *, rtol: float = 1e-7,
@@ -2383,7 +2406,7 @@ def loss_value(loss: Any, y_true: np.ndarray, logits: np.ndarray, reference: Any
         return Verdict([Part("L", points, not note, note and f"the loss matches the reference's at the test's "
                              f"logits; {note}")])
     if not np.isfinite(L):
-        return Verdict([Part("L", points, False, _overflowed(L, L_ref, logits))])
+        return Verdict([Part("L", points, False, _overflowed(L, L_ref, logits, loss, y_true))])
     N = np.shape(logits)[0]
     hint = ""
     if close(np.array(L * N), np.array(L_ref), rtol, atol):
@@ -2421,7 +2444,7 @@ def loss_gradient(loss: Any, y_true: np.ndarray, logits: np.ndarray, reference: 
     part = _part("dy_pred", points, loss.backward(), expected, None, [], z.shape[0], rtol, atol, loss=True,
                  dtype=numerical)
     if not part.passed and np.size(L) == 1 and np.isfinite(L_ref) and not np.isfinite(np.asarray(L, dtype=float)):
-        part.message = f"{_overflowed(float(np.asarray(L, dtype=float)), float(L_ref), z)} {part.message}"
+        part.message = f"{_overflowed(float(np.asarray(L, dtype=float)), float(L_ref), z, loss, yt)} {part.message}"
     verdict = Verdict([part])
     if part.passed and numerical:
         run = partial(check_loss, loss, yt, z, twin=None, rtol=rtol, atol=atol)

@@ -1241,8 +1241,10 @@ def _locked(out_p: Path, pool: _Pool) -> contextlib.ExitStack:
 
 def _child_env() -> dict[str, str]:
     """The grading child's environment: no PYTHON*/PYTEST_*/coverage variables, one BLAS thread; PYTHONPATH only
-    as the folder of the grader's own ``gradcheck`` when the grader was imported through it (a checkout run with
-    ``PYTHONPATH=.``: otherwise the child would import another installed copy and grade with other code).
+    as the folder of the grader's own ``gradcheck`` when that is a source checkout (not site-packages, which the child
+    finds anyway): the child imports the gradcheck the grader imported, however it got there (``PYTHONPATH=.``, or the
+    current folder first on ``sys.path`` of ``python -m gradcheck`` run in a second clone: verify43c F9, the children
+    imported the editable install's other tree and graded with its code).
     ``PYTHONPYCACHEPREFIX`` is kept: the grader's own bytecode cache, which the child (writing none) only reads, so
     a checkout's zygote does not compile gradcheck from source at every batch where the source tree holds no
     ``__pycache__`` (``PYTHONDONTWRITEBYTECODE``; 0.4-0.7 s of CPU a start). Each cached file is checked against its
@@ -1251,9 +1253,9 @@ def _child_env() -> dict[str, str]:
            or k == "PYTHONPYCACHEPREFIX") and k not in ("COV_CORE_SOURCE", "COV_CORE_CONFIG")}
     env.update(PYTEST_DISABLE_PLUGIN_AUTOLOAD="1", MPLBACKEND="Agg", PYTHONDONTWRITEBYTECODE="1",
                OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
-    root = str(Path(__file__).resolve().parents[2])  # the grader's own gradcheck, when PYTHONPATH gave it
-    if root in [str(Path(p).resolve()) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]:
-        env["PYTHONPATH"] = root  # that entry alone: the child grades with the grader's code, not another copy
+    root = Path(__file__).resolve().parents[2]  # the folder of the grader's own gradcheck
+    if root.name not in ("site-packages", "dist-packages") and (root / "gradcheck" / "__init__.py").is_file():
+        env["PYTHONPATH"] = str(root)  # that entry alone: the child grades with the grader's code, not another copy
     return env
 
 
