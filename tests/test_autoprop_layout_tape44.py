@@ -7,6 +7,8 @@
   ``np.copysign`` and ``np.maximum.accumulate`` of an F-ordered value gave other values than numpy.
 * H2: ``np.linalg.pinv(C, hermitian=True)`` of a complex C read the lower triangle without the
   conjugate (a complex-symmetric matrix, not numpy's Hermitian one).
+* L1: ``y[idx] += v`` on a Tensor is refused; the message now gives the scatter that computes numpy's
+  buffered ``+=`` (the last of repeated positions wins), checked here against numpy.
 * M1: ``np.einsum`` with an ellipsis and a repeated letter in one operand (``'...ii->...i'``, a batch
   of diagonals) refused its gradient. M2: ``np.linalg.svd(A, hermitian=True, compute_uv=False)`` was refused.
 
@@ -110,3 +112,20 @@ def test_svd_hermitian_values_recorded():
     np.testing.assert_allclose(tape.gradient(loss, s).numpy(), _central(f, s0, G), atol=1e-7)
     with pytest.raises(TypeError, match="eigh"):
         np.linalg.svd(s, hermitian=True)
+
+
+def test_item_assignment_refusal_names_the_scatter_that_computes_numpys_update():
+    x0, idx, v0 = np.array([1.0, 2.0, 3.0, 4.0, 5.0]), np.array([0, 2, 2]), np.array([10.0, 20.0, 30.0])
+    x, v = ap.Variable(x0), ap.Variable(v0)
+    with ap.GradientTape(), pytest.raises(TypeError, match=r"t = ap.tensor_scatter_nd_update\(t, idx\[:, None\], t\[idx\] \+ v\)"):
+        y = x * 1.0  # (recorded: a tensor that carries gradient)
+        y[idx] += v
+    with ap.GradientTape() as tape:
+        z = ap.tensor_scatter_nd_update(x, idx[:, None], x[idx] + v)  # the rewrite the message gives
+        loss = np.sum(z * np.arange(1.0, 6.0))
+    want = x0.copy()
+    want[idx] += v0  # numpy: buffered, position 2 gets x[2] + 30
+    np.testing.assert_array_equal(z.numpy(), want)
+    gx, gv = tape.gradient(loss, [x, v])
+    np.testing.assert_array_equal(gx.numpy(), [1.0, 2.0, 3.0, 4.0, 5.0])
+    np.testing.assert_array_equal(gv.numpy(), [1.0, 0.0, 3.0])  # the overwritten update gets none

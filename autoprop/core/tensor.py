@@ -470,7 +470,10 @@ class Tensor:
             "that write items, such as np.random.shuffle(t)) would change a "
             "value that a gradient tape may have saved for the backward pass. Build a new "
             "tensor instead, e.g. ap.where(mask, v, t), or ap.numpy.concatenate of pieces (a "
-            "shuffle: t = t[rng.permutation(len(t))])."
+            "shuffle: t = t[rng.permutation(len(t))]); at integer positions idx (TensorFlow's scatter: "
+            "the last of repeated positions wins, as numpy's), t[idx] = v is "
+            "t = ap.tensor_scatter_nd_update(t, idx[:, None], v) and t[idx] += v is "
+            "t = ap.tensor_scatter_nd_update(t, idx[:, None], t[idx] + v)."
         )
 
     # `t += 1` is `t = t + 1`: a new tensor bound to the name (recorded; the old tensor, which
