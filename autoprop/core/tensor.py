@@ -470,7 +470,10 @@ class Tensor:
             "that write items, such as np.random.shuffle(t)) would change a "
             "value that a gradient tape may have saved for the backward pass. Build a new "
             "tensor instead, e.g. ap.where(mask, v, t), or ap.numpy.concatenate of pieces (a "
-            "shuffle: t = t[rng.permutation(len(t))])."
+            "shuffle: t = t[rng.permutation(len(t))]); at integer positions idx (TensorFlow's scatter: "
+            "the last of repeated positions wins, as numpy's), t[idx] = v is "
+            "t = ap.tensor_scatter_nd_update(t, idx[:, None], v) and t[idx] += v is "
+            "t = ap.tensor_scatter_nd_update(t, idx[:, None], t[idx] + v)."
         )
 
     # `t += 1` is `t = t + 1`: a new tensor bound to the name (recorded; the old tensor, which
@@ -744,14 +747,20 @@ class Tensor:
         """Cast to ``dtype``; casting to an integer or bool dtype cuts the gradient. ndarray's
         options: ``casting`` checked as numpy's (numpy 2.4's ``'same_value'``: numpy's own check that
         every value survives, its ValueError otherwise); ``copy=False`` with the same dtype returns the
-        tensor itself (as numpy returns the array); ``order``/``subok`` change nothing here."""
+        tensor itself (as numpy returns the array); ``order`` lays the result out in memory as numpy's
+        (read by ``ravel(order='K')``); ``subok`` changes nothing here."""
         dtype = np.dtype(dtype)
         if casting == "same_value":  # (numpy 2.4: the cast must keep every value; numpy's check and error)
             self._value.astype(dtype, casting="same_value")
         elif not np.can_cast(self._value.dtype, dtype, casting):
             raise TypeError(f"Cannot cast array data from {self._value.dtype!r} to {dtype!r} "
                             f"according to the rule {casting!r}")
-        return self if not copy and dtype == self._value.dtype else _R.cast(self, dtype=dtype)
+        if not copy and dtype == self._value.dtype:
+            return self
+        out = _R.cast(self, dtype=dtype)
+        if order != "K" and out is not self:  # numpy's astype lays the result out in ``order`` (tape44 H1)
+            _views.layout_as(out, np.empty_like(self._value, order=order))
+        return out
 
     def ravel(self, order="C"):
         """Flatten to one axis, reading in numpy's ``order`` ('C', 'F', 'A', 'K')."""
@@ -905,9 +914,10 @@ class Tensor:
         _R.method_out("round", out)
         return _R.round(self, decimals=int(decimals))
 
-    def copy(self, order="K"):
+    def copy(self, order="C"):
         """A new Tensor with the same values, as ``ndarray.copy``: recorded as the identity,
-        so the gradient flows through it (``order`` changes no value)."""
+        so the gradient flows through it; ``order`` (default 'C', ndarray.copy's; np.copy's is 'K')
+        lays it out in memory as numpy's copy, which ``ravel(order='K')`` reads."""
         return _R.copy(self, order=order)
 
     def sort(self, axis=-1, kind=None, order=None):

@@ -89,6 +89,39 @@ def numpy_layout(out, view):
     return out
 
 
+def layout_as(out, like):
+    """Give Tensor ``out`` the memory layout of the ndarray ``like`` (numpy's result of the same call,
+    or an ``np.empty_like`` that has it), keeping ``out``'s own values, and return ``out``.
+
+    The rule of :func:`numpy_layout` for results that are new arrays: numpy's ``np.sort``,
+    ``np.roll``, ``np.copy(order='F')``, ``astype(order=...)`` of an F-ordered value are F-ordered, and
+    ``ravel``/``flatten``/``reshape`` with ``order='K'`` or ``'A'`` read that layout, so a gather's C-order
+    copy would give other values than numpy's (tape44 H1). Only the layout changes: the values are the
+    recorded ones, element for element.
+
+    Parameters
+    ----------
+    out : Tensor
+        The recorded result.
+    like : numpy.ndarray
+        An array of ``out``'s shape in numpy's layout (its values are not read).
+    """
+    v = out._value
+    if np.shape(like) != np.shape(v) or (like.flags.c_contiguous and v.flags.c_contiguous):
+        return out
+    new = np.empty_like(like, dtype=v.dtype)  # (order='K': like's order of axes in memory)
+    new[...] = v
+    return numpy_layout(out, new)
+
+
+def layout_if_strided(out, value, numpy_result):
+    """:func:`layout_as` ``numpy_result()`` (numpy's result of the same call on ``value``, computed only
+    then) when the input ``value`` is not C-contiguous: numpy's gathers of a C-ordered value are C-ordered."""
+    if isinstance(value, np.ndarray) and not value.flags.c_contiguous:
+        layout_as(out, numpy_result())
+    return out
+
+
 def not_a_view(a, make):
     """``make()``, a recorded reshape of ``a`` that numpy gives as a new array (``copy``,
     ``flatten``): neither it nor ``a`` is marked, whatever memory they share."""

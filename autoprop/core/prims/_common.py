@@ -129,14 +129,18 @@ def einsum_diagonals(spec, ops, gather):
     their diagonals (``gather(op, positions)``), so each subscript has distinct letters."""
     ins, arrow, out = spec.partition("->")
     subs = ins.split(",")
-    if not arrow and any(len(set(s)) != len(s) for s in subs if "..." not in s):
+    def repeated(sub):  # (a letter twice in one subscript; '...' is no letter: 'i...i' repeats i)
+        letters = sub.replace("...", "")
+        return len(set(letters)) != len(letters)
+
+    if not arrow and any(repeated(s) for s in subs):
         letters = ins.replace(",", "").replace(".", "")  # numpy's implicit output, made explicit
         arrow, out = "->", ("..." if "..." in ins else "") + "".join(
             sorted(c for c in set(letters) if letters.count(c) == 1))
     for k, (sub, op) in enumerate(zip(subs, ops)):
-        if "..." in sub or len(set(sub)) == len(sub):
+        if not repeated(sub):
             continue
-        uniq = "".join(dict.fromkeys(sub))
+        uniq = "".join(dict.fromkeys(sub.replace("...", "."))).replace(".", "...")  # 'i...i' -> 'i...'
         pos = np.einsum(sub + "->" + uniq, np.arange(int(np.prod(_shape(op)))).reshape(_shape(op)))
         subs[k], ops[k] = uniq, gather(op, pos)
     return ",".join(subs) + arrow + out, ops

@@ -327,3 +327,20 @@ def qr_complete(a, q1, r1, concatenate):
     q = concatenate(q1, extra, axis=-1)
     q = q + own(qf - q._value)
     return q, concatenate(r1, own(np.zeros(r1.shape[:-2] + (m - n, n), dt)), axis=-2)
+
+
+def lower_hermitian(a, svd_vectors=False):
+    """The Hermitian (real: symmetric) matrix numpy's ``hermitian=True`` paths (``pinv``, ``svd``) read
+    through eigh: A's strict lower triangle, its conjugate transpose above, and the diagonal's real part
+    (LAPACK's heevd takes the diagonal's imaginary part as 0), all recorded (the upper triangle gets no
+    gradient). tape44 H2: the conjugate was missing, so a complex A gave another matrix's pseudo-inverse.
+
+    ``svd_vectors``: ``np.linalg.svd(A, hermitian=True)`` with ``compute_uv=True``, refused (TypeError):
+    numpy's U and Vh are eigh's vectors, whose signs are not svd's; the message gives the rewrite."""
+    if not svd_vectors:
+        low = np.tril(a, -1)
+        return low + np.conj(_mT(low)) + np.triu(np.tril(np.real(a)))
+    raise TypeError("autoprop records numpy.linalg.svd(..., hermitian=True) only with compute_uv=False "
+                    "(numpy then reads A's lower triangle, through eigh, whose vectors' signs differ from "
+                    "svd's). For the vectors write w, v = np.linalg.eigh(A) (recorded): the singular values "
+                    "are np.abs(w), U = v and Vh = (v * np.sign(w)).conj().T, each sorted by np.abs(w), as numpy")

@@ -37,6 +37,7 @@ from ._linalg_helpers import (
     _used,
     det_cofactor,
     gelsd_rcond,
+    lower_hermitian,
     lstsq_complex_refusal,
     lstsq_types,
     qr_complete,
@@ -651,9 +652,8 @@ def _svd_jvp(t, ans, a):
 
 def _np_svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     a = _t(a)
-    if hermitian:
-        raise TypeError("autoprop records numpy.linalg.svd only with hermitian=False (with "
-                        "hermitian=True numpy reads one triangle of A, through eigh)")
+    if hermitian:  # numpy: |eigvalsh| of the matrix A's lower triangle stands for; U, Vh: eigh's vectors
+        return svdvals(lower_hermitian(a, svd_vectors=compute_uv))
     if not compute_uv:  # numpy returns S alone (an array)
         return svdvals(a)
     u, s, vh = svd(a)
@@ -678,7 +678,7 @@ svd = defprim(
     kinks="complex A: PyTorch's formulas, a loss that depends on the singular vectors' phases refused "
           "(ValueError, as PyTorch); repeated or zero singular values: a gradient reaching U or Vh is refused, ValueError (jax "
           "gives NaN; S alone is fine), forward mode gives them a NaN tangent; the extra vectors of "
-          "full_matrices=True: no derivative, ValueError; hermitian=True refused",
+          "full_matrices=True: no derivative, ValueError; hermitian=True: S alone (of A's lower triangle)",
     numpy=(np.linalg.svd,), np_call=_np_svd,
     source="{out} = np.linalg.svd({a}, full_matrices=False)", reads=(("ans",),),
 )
@@ -888,8 +888,8 @@ def _pinv_jvp(t, ans, a, rcond):
 
 def _np_pinv(a, rcond=None, hermitian=False, **kw):
     a = _t(a)
-    if hermitian:  # numpy reads A's lower triangle (eigh): the symmetric matrix it stands for
-        a = np.tril(a) + _mT(np.tril(a, -1))
+    if hermitian:  # numpy reads A's lower triangle (eigh): the Hermitian matrix it stands for (tape44 H2: conj)
+        a = lower_hermitian(a)
     _check_kw("linalg.pinv", {k: v for k, v in kw.items() if k != "rtol"})
     if "rtol" in kw:  # numpy 2's Array API name; rtol=None is the API default max(m, n) eps
         if rcond is not None:

@@ -15,6 +15,7 @@ import builtins
 
 import numpy as np
 
+from .. import views as _views
 from ..observe import OwnFloat, carries_value, own
 from ..registry import defcomposite
 from ..tape import refuse_traced, replayed
@@ -496,7 +497,8 @@ def heaviside(x1, x2, /, out=None, **kw):
     x1, x2 = _t(x1), _t(x2)
     v = x1._value
     step = np.heaviside(v, np.zeros((), np.result_type(v, x2.dtype)))  # 0, 1 or NaN, exactly
-    return _connected(where(v == 0, x2 + np.zeros_like(step), step), x1)
+    out = _connected(where(v == 0, x2 + np.zeros_like(step), step), x1)
+    return _views.layout_as(out, np.heaviside(v, x2._value))  # (numpy's layout: tape44 H1)
 
 
 def _connected(out, x):
@@ -536,7 +538,7 @@ def copysign(x1, x2, /, out=None, **kw):
     _check_kw("copysign", dict(kw, out=out))
     x1, x2 = _t(x1), _t(x2)
     s = own(np.where(np.signbit(x2._value), -1.0, 1.0).astype(np.result_type(x1.dtype, x2.dtype, np.float16)))
-    return _connected(np.abs(x1) * s, x2)
+    return _views.layout_as(_connected(np.abs(x1) * s, x2), np.copysign(x1._value, x2._value))  # (tape44 H1)
 
 
 @defcomposite("ldexp", "x1 * 2**x2 (x2 an integer exponent, no gradient)", numpy=(np.ldexp,))

@@ -19,6 +19,7 @@ from ..observe import own
 from ..registry import PRIMITIVES, defcomposite, defnondiff, defprim, linear_jvp
 from ..tape import _F64, WithSaved
 from ..tensor import _EXTRA, _RECORDING, Tensor
+from ..views import layout_as
 from ._common import (
     REDUCED,
     _axes_tuple,
@@ -804,7 +805,7 @@ def _running_extreme(a, axis, ufunc):
                           better | (np.isnan(later) & ~np.isnan(before))], axis=axis)
     pos = np.arange(x.shape[axis]).reshape([-1 if k == axis else 1 for k in range(x.ndim)])
     idx = np.maximum.accumulate(np.where(new, pos, 0), axis=axis)
-    return _FUNCTIONS[np.take_along_axis](a, idx, axis=axis)
+    return layout_as(_FUNCTIONS[np.take_along_axis](a, idx, axis=axis), run)  # (numpy's layout: tape44 H1)
 
 
 def ufunc_method(ufunc, method, inputs, kwargs):

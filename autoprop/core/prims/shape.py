@@ -195,7 +195,8 @@ def pad_by_index(a, pad_width, mode, **kw):
     shaped = _shape_only(pad_width)
     if not shaped:
         refuse_traced("pad", _OPTION_NOT_STATIC.format("positions come"))
-    return _gather(a, np.pad(_positions(a), pad_width, mode=mode), shaped=shaped)
+    out = _gather(a, np.pad(_positions(a), pad_width, mode=mode), shaped=shaped)  # (numpy's layout: tape44 H1)
+    return _views.layout_if_strided(out, _value(a), lambda: np.pad(_value(a), pad_width, mode=mode))
 
 
 _PAD_STATS = {"maximum": np.max, "minimum": np.min, "mean": np.mean, "median": np.median}
@@ -927,7 +928,8 @@ def take(a, indices, axis=None, out=None, mode="raise"):
         idx = np.clip(idx, 0, n - 1)
     if axis is None:
         return getitem(reshape(a, shape=(-1,)), idx)
-    return getitem(a, (builtins.slice(None),) * axis + (idx,))
+    out = getitem(a, (builtins.slice(None),) * axis + (idx,))  # (in numpy's layout: tape44 H1)
+    return _views.layout_if_strided(out, a._value, lambda: np.take(a._value, idx, axis=axis))
 
 
 def _tri_mask(shape, k, lower):
@@ -1002,11 +1004,12 @@ for _f in (np.zeros_like, np.ones_like):  # constants: not connected to the inpu
               numpy=(np.copy,), methods=("copy",))
 def copy(a, order="K", subok=False):
     """``np.copy(t)`` / ``t.copy()``: a new Tensor with the same values, recorded as the
-    identity, so the gradient flows through it (``order`` and ``subok`` change no value; a
+    identity, so the gradient flows through it (``order`` lays the copy out in memory as numpy's
+    does, which ``ravel(order='K')`` reads; ``subok`` changes nothing; a
     Tensor is immutable, so a copy differs from the original only in identity: a copy of a
     Variable keeps today's value when the Variable is assigned later)."""
-    a = _t(a)
-    return _views.not_a_view(a, lambda: reshape(a, shape=a.shape))
+    a = _t(a)  # (numpy's copy's layout, read by ravel('K'): tape44 H1)
+    return _views.layout_as(_views.not_a_view(a, lambda: reshape(a, shape=a.shape)), np.empty_like(a._value, order=order))
 
 
 for _f in (np.allclose, np.isclose, np.array_equal, np.all, np.any, np.count_nonzero,

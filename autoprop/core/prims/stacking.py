@@ -78,8 +78,8 @@ def _moved(name, numpy_fn, formula, zero=False, methods=()):
             return _gather(a, numpy_fn(_positions(a) + 1, *args, **kwargs) - 1, zero=True, shaped=shaped)
         out = _gather(a, numpy_fn(_positions(a), *args, **kwargs), shaped=shaped)
         if numpy_fn in _views.VIEW_FUNCTIONS:  # numpy's result is a view: its layout (review36 F1)
-            _views.numpy_layout(out, numpy_fn(a._value, *args, **kwargs))
-        return out
+            return _views.numpy_layout(out, numpy_fn(a._value, *args, **kwargs))
+        return _views.layout_if_strided(out, a._value, lambda: numpy_fn(a._value, *args, **kwargs))  # (tape44 H1)
     return fn
 
 
@@ -469,7 +469,13 @@ def sort(a, axis=-1, kind=None, order=None, *, stable=None):
     Source: ``lessons/10-gradient-tape.md``.
     """
     _check_kw("sort", {"order": order})
-    return _along(a, lambda v, ax: np.argsort(v, axis=ax, kind="stable"), axis)
+    out = _along(a, lambda v, ax: np.argsort(v, axis=ax, kind="stable"), axis)
+    return _k_layout(out, a)
+
+
+def _k_layout(out, a):
+    """``out`` laid out as numpy's ``a.copy(order='K')``, where np.sort and np.partition sort (tape44 H1)."""
+    return _views.layout_if_strided(out, _value(a), lambda: np.empty_like(_value(a)))
 
 
 @defcomposite("partition", "take_along_axis(x, argpartition(x, kth))", numpy=(np.partition,))
@@ -502,7 +508,8 @@ def partition(a, kth, axis=-1, kind="introselect", order=None):
     _check_kw("partition", {"order": order})
     if not _shape_only(kth, kind):
         refuse_traced("partition", _OPTION_NOT_STATIC.format("kth comes"))
-    return _along(a, lambda v, ax: np.argpartition(v, kth, axis=ax, kind=kind), axis, fresh=_shape_only(kth, kind))
+    out = _along(a, lambda v, ax: np.argpartition(v, kth, axis=ax, kind=kind), axis, fresh=_shape_only(kth, kind))
+    return _k_layout(out, a)
 
 
 # --- differences ---------------------------------------------------------------------------
