@@ -137,9 +137,10 @@ def index_inputs(shape, indices: dict[int, int], seed: int):
     """``shape`` with the inputs named by ``indices`` replaced by integer arrays of their shapes, drawn
     from ``[0, HIGH)`` with seed ``[seed, 6]`` (:func:`layer_inputs` draws the floats from the shapes).
 
-    An array of two or more ids always repeats one (:func:`with_repeat`): a scatter-add written
-    ``dW[idx] += dY`` (numpy's buffered fancy-index add) is right on distinct ids and wrong on repeated ones,
-    so a draw without a repeat would pass it (tester19s)."""
+    An array of two or more ids always repeats one, and one within a line along each axis (:func:`with_repeat`): a
+    scatter-add written ``dW[idx] += dY`` (numpy's buffered fancy-index add) is right on distinct ids and wrong on
+    repeated ones, so a draw without a repeat would pass it (tester19s), and a loop over rows or time steps of
+    such adds one without a repeat within a line (outside44 H1)."""
     if not indices:
         return shape
     rng = np.random.default_rng([seed, 6])
@@ -150,10 +151,16 @@ def index_inputs(shape, indices: dict[int, int], seed: int):
 
 def with_repeat(ids: np.ndarray) -> np.ndarray:
     """``ids`` (drawn integer indices) with its last entry set to its first when no id repeats and it has two or
-    more entries, so that at least one index repeats; otherwise ``ids`` unchanged."""
+    more entries, so that at least one index repeats; and, for two or more axes, along each axis of two or more
+    entries where no line repeats an id, its second entry on the first line set to the first: a loop over rows
+    ``for k: dW[ids[k]] += dY[k]`` (karpathy/nn-zero-to-hero#57) or over time ``for t: dW[ids[:, t]] += dY[:, t]``
+    loses only a repeat within one line, which a repeat across lines does not show (outside44 H1)."""
     flat = ids.reshape(-1)
     if flat.size >= 2 and np.unique(flat).size == flat.size:
         flat[-1] = flat[0]
+    for axis in range(ids.ndim if ids.ndim >= 2 else 0):
+        if ids.shape[axis] >= 2 and not np.any(np.diff(np.sort(ids, axis=axis), axis=axis) == 0):
+            ids[tuple(1 if a == axis else 0 for a in range(ids.ndim))] = ids[(0,) * ids.ndim]
     return ids
 
 

@@ -49,6 +49,7 @@ from .diagnose import (
     RANDOM_TWIN,
     Finding,
     _find,
+    _grown_shape,
     _precision,
     _probe_inputs,
     diagnose_layer,
@@ -2804,19 +2805,21 @@ def _loss_other_batch(args, loss, data, more):
     objective, ``--wrt``) or a loss that cannot be checked there. ``data``: ``(y_true, y_pred)``; ``more``:
     ``(twin, reference, name)``."""
     y_pred = data[1]
-    if y_pred.ndim < 2 or y_pred.shape[0] != y_pred.shape[-1] or getattr(loss, "objective", False) or (
-            (getattr(loss, "protocol", None) or {}).get("wrt")):
+    shape = _grown_shape(y_pred.shape) if y_pred.ndim >= 2 else None  # also (N, T, K) with N == T (outside44 H3)
+    if shape is None or getattr(loss, "objective", False) or (getattr(loss, "protocol", None) or {}).get("wrt"):
         return None
     n = y_pred.shape[0]
     try:
-        y_true2, y_pred2, _ = loss_data(args.targets or "real", args.pred or "real", (n + 1, *y_pred.shape[1:]),
-                                        args.seed, low_dtype(args))
+        y_true2, y_pred2, _ = loss_data(args.targets or "real", args.pred or "real", shape, args.seed, low_dtype(args))
     except Exception:  # noqa: BLE001 - kinds that do not fit the other shape: no claim
         return None
     if (res2 := _loss_again(args, loss, (y_true2, y_pred2.astype(y_pred.dtype)), more)) is None:
         return None
-    line = (f"the batch size {n} equals the last axis of {loss_arg_names(loss)[0]}, so a backward dividing by the "
-            f"one for the other passes there: also checked at a batch of {n + 1}")
+    name = loss_arg_names(loss)[0]
+    line = (f"the batch size {n} equals the last axis of {name}, so a backward dividing by the one for the other "
+            f"passes there: also checked at a batch of {n + 1}" if n == y_pred.shape[-1] else
+            f"{name} of shape {y_pred.shape} has two axes of one size, so a backward dividing by the one for the "
+            f"other passes there: also checked at shape {shape}")
     return _fails_again(line, res2, data, (y_true2, y_pred2.astype(y_pred.dtype)), "data")
 
 

@@ -475,10 +475,10 @@ DIAGNOSES: dict[str, Record] = {
         "np.lib.stride_tricks.as_strided, read no buffer (.data, np.frombuffer, tobytes), or call "
         "np.ascontiguousarray(x) first"),
     "wrong-axis-size": Record(  # at_other_batch (verify43c F11: named Bessel's N-1 or constant statistics there)
-        "a size read from the other axis", "{t} {verb} right where the first axis of {x} has the size of its last "
-        "({n}) and wrong with {n1} along its first axis: backward reads a size (or sums, averages) along one axis "
-        "where the other is meant (N = dY.shape[1] for the number of rows, D = dY.shape[0] for the number of columns), "
-        "and the two are equal at a square input",
+        "a size read from the other axis", "{t} {verb} right where {x} has the shape {s0}, whose axis {a} has the size of "
+        "another ({n}), and wrong with {n1} along axis {a} ({s1}): backward reads a size (or sums, averages) along one "
+        "axis where the other is meant (N = dY.shape[1] for the number of rows, D = dY.shape[0] for the number of "
+        "columns), and the two are equal at the drawn shape",
         "take each count from the axis it counts (the rows of an (N, D) array: X.shape[0]; its columns: X.shape[1])"),
     "reused-sublayer": Record(  # _reused_sublayer (newuser38 F8)
         "one sub-layer used twice", "{what}: one layer object keeps one cache, so its second call overwrites what "
@@ -7336,34 +7336,59 @@ def _unchecked_constants(layer: Any, inputs: Sequence[np.ndarray]) -> tuple[list
         np.any((x > c) & (x <= c + SIDE_REACH)) and np.any((x < c) & (x >= c - SIDE_REACH)))]
 
 
+def _grown_shape(shape: tuple) -> tuple | None:
+    """``shape`` with each axis that shares its size (2 or more) with another grown until no two axes are equal, or
+    None when no two are: axis 0 equal to the last (bugs43 H4, any number of axes); for three axes or fewer also any
+    other pair, the last axis (a layer's features, sized by its weights) kept and the other grown (outside44 H2: an
+    RMS norm reading ``D = X.shape[1]`` at (3, 5, 5), a mean over time dividing by ``X.shape[0]`` at (4, 4, 3))."""
+    if len(shape) > 3:  # an image's H == W has its note (check_layer's square-image note), not this check
+        return (shape[0] + 1, *shape[1:]) if shape[0] == shape[-1] >= 2 else None
+    pairs = [(i, j) for i in range(len(shape)) for j in range(i + 1, len(shape)) if shape[i] == shape[j] >= 2]
+    if not pairs:
+        return None
+    out = list(shape)
+    for a in sorted({a for p in pairs for a in p} - {len(shape) - 1}):
+        while out[a] in out[:a] + out[a + 1:]:
+            out[a] += 1
+    return tuple(out)
+
+
 def at_other_batch(layer: Any, X: Any, diag: Diagnosis, check: Any, seed: int) -> Diagnosis:
-    """``diag`` (a passing diagnosis of ``layer``, whose first input is float with a batch size equal to its last
-    axis: a 5 x 5 input of a layer over 5 features, a CS231n pair's x beside its gamma and beta) checked again, by :func:`_again_at`, with one more sample drawn: there a
-    backward reading a size from the one axis for the other (a layer norm's ``D = dY.shape[0]``) gives the right
-    values (bugs43 H4: it PASSed). ``check(X2)`` is the diagnosis at inputs ``X2``. Returns the diagnosis there when
-    it FAILS, else ``diag``; either with an info finding saying so (``other-batch-note``)."""
+    """``diag`` (a passing diagnosis of ``layer``, whose first input is float with two axes of one size: a batch size
+    equal to its last axis, a 5 x 5 input of a layer over 5 features, a CS231n pair's x beside its gamma and beta; a
+    (3, 5, 5) or (4, 4, 3) sequence, :func:`_grown_shape`) checked again, by :func:`_again_at`, with those axes
+    grown, drawn anew: there a backward reading a size from the one axis for the other (a layer norm's
+    ``D = dY.shape[0]``) gives the right values (bugs43 H4, outside44 H2: it PASSed). ``check(X2)`` is the diagnosis
+    at inputs ``X2``. Returns the diagnosis there when it FAILS, else ``diag``; either with an info finding saying so
+    (``other-batch-note``)."""
     inputs = _probe_inputs(X, seed, diag.name)
     x0 = inputs[0]
-    if x0.dtype.kind != "f" or x0.ndim < 2 or x0.shape[0] != x0.shape[-1] or x0.shape[0] < 2:
+    if x0.dtype.kind != "f" or x0.ndim < 2 or (shape := _grown_shape(x0.shape)) is None:
         return diag
     n = x0.shape[0]
     # the first input grown, the others as they are (a CS231n pair's gamma and beta: verify43c F3); an input that
     # has the batch axis too makes the check raise there: no claim
-    X2 = [np.random.default_rng([seed, 43]).standard_normal((n + 1, *x0.shape[1:])).astype(x0.dtype), *inputs[1:]]
+    X2 = [np.random.default_rng([seed, 43]).standard_normal(shape).astype(x0.dtype), *inputs[1:]]
     ran, d = _again_at(lambda: check(X2), keep_pass=True)
     if d is None:  # raised or stopped there (a layer of square inputs alone: Y = X @ X): no claim about that batch
         return diag
     x = V.input_names(layer, 1)[0]
-    line = (f"the first axis of {x} ({n}) equals its last, so a backward reading a size from the one for the other "
-            f"passes there: also checked with {n + 1} along the first axis")
+    a = next(i for i in range(x0.ndim) if shape[i] != x0.shape[i])  # the first axis grown
+    if a == 0 and x0.shape[0] == x0.shape[-1]:
+        line = (f"the first axis of {x} ({n}) equals its last, so a backward reading a size from the one for the "
+                f"other passes there: also checked with {shape[0]} along the first axis")
+    else:
+        line = (f"{x} of shape {x0.shape} has two axes of one size, so a backward reading a size from the one for "
+                f"the other passes there: also checked at shape {shape}")
     if d.passed:
         diag.findings.append(Finding("other-batch-note", line + " (passed)", severity="info"))
         return diag
     if d.error is None and (ts := [t for t in (d.result.failing_tensors if d.result else []) if t]):
-        # right at n x n, wrong at (n + 1) x n: the sizes of the two axes swapped, whatever the numbers there
-        # resemble (the statistics' terms 6/5 too large read as Bessel's N-1, or as missing: verify43c F11)
+        # right at the drawn shape, wrong with one axis grown: the sizes of two axes swapped, whatever the numbers
+        # there resemble (the statistics' terms 6/5 too large read as Bessel's N-1, or as missing: verify43c F11)
         d.findings = [f for f in d.findings if f.severity != "error"] + [_find(
-            "wrong-axis-size", ", ".join(ts), verb="is" if len(ts) == 1 else "are", x=x, n=n, n1=n + 1)]
+            "wrong-axis-size", ", ".join(ts), verb="is" if len(ts) == 1 else "are", x=x, s0=x0.shape, s1=shape,
+            a=a, n=x0.shape[a], n1=shape[a])]
     d.findings.append(Finding("other-batch-note", line + ": the layer passes at the drawn input but FAILS there; "
                               "the table and diagnosis are at that input", severity="info"))
     return d

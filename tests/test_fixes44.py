@@ -124,7 +124,7 @@ def test_a_size_from_the_other_axis_is_named_so_at_a_square_input(axis):
     d = diagnose_layer(_NormWrongAxis(axis), (5, 5), twin=None)
     said = " ".join(d.sentence().split())
     assert not d.passed and d.codes[0] == "wrong-axis-size", said
-    assert "N-1" not in said and "constants" not in said and "right where the first axis of X" in said
+    assert "N-1" not in said and "constants" not in said and "right where X has the shape" in said
 
 
 class _CumulativeBN(RedteamBatchNorm):
