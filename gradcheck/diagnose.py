@@ -108,6 +108,7 @@ from .sources import (
     Wrapper,
     args_line,
     backward_twice,
+    built_with,
     cache_write_verdict,
     each_keyword_value,
     each_other_arg,
@@ -120,6 +121,7 @@ from .sources import (
     not_rechecked_line,
     pair_training,
     stored_inputs_refusal,
+    symmetric_args,
     training_differs,
     unknown_args,
     values_merged,
@@ -6904,11 +6906,47 @@ def _diagnose_as_given(layer, X, owner: str, training, more, kw, drawn: bool) ->
         if drawn and (diag.passed or diag.codes[:1] == ["stale-cache"]):  # "wrong at another input": which?
             diag = at_straddled_inputs(layer, X, diag, lambda X2: _diagnose_variants(
                 layer, X2, owner, training, (None, None, False, upstream), kw), seed)
+        if reference is None and diag.passed:  # bugs43 H2 / bugs44: the CLI's and the API's one own-mean check
+            _own_mean_named(layer, X, diag, owner, seed)
         if not diag.passed and diag.result is not None:
             _name_bound(layer, X, diag, seed)
         _reuse_named(layer, diag, owner)
         _layout_named(diag)
         return diag
+
+
+def _own_mean_named(layer: Any, X: Any, diag: Diagnosis, owner: str, seed: int) -> None:
+    """The ``own-mean`` error (:func:`gradcheck._random_mean.own_eval_mean_finding`) added to ``diag``, a passing
+    diagnosis without a reference of a layer of one input checked in both modes whose training forward is random (held
+    fixed for the check: :data:`HELD`): its training output's mean compared with its own eval output, as built and
+    again at the other value of each constructor argument that can hide a wrong scale (p = 0.3 for p = 0.5). bugs43 H1
+    (inverted dropout scaled again at test time) and H2 (a drop probability p scaled by 1/p) PASSed; run here, so
+    ``gradcheck check`` and :func:`diagnose_layer` give one verdict (bugs43 L6: the API PASSed H2)."""
+    from ._random_mean import own_eval_mean_finding
+
+    modes = [d for d in [diag, *diag.other_modes] if d.result is not None]
+    if {d.training for d in modes} != {True, False} or not any(f.code in HELD for d in modes for f in d.findings):
+        return
+    inputs = _probe_inputs(X, seed, owner)
+    if len(inputs) != 1 or inputs[0].ndim < 1:
+        return
+    shape = tuple(int(k) for k in inputs[0].shape)
+
+    def pairs():
+        yield layer, ""
+        for key, _, other in symmetric_args(layer):
+            try:
+                lay = built_with(layer, key, other, _probe_inputs(shape, seed, owner))
+            except Exception:  # noqa: BLE001 - a constructor refusing the value: not compared there
+                continue
+            try:
+                yield lay, f" at {key}={other:g}"
+            finally:
+                if lay is not layer and callable(getattr(lay, "release", None)):
+                    lay.release()
+
+    if (found := own_eval_mean_finding(pairs(), owner, shape, seed)) is not None:
+        diag.findings.append(found)
 
 
 def _layout_named(diag: Diagnosis) -> None:
