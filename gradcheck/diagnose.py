@@ -5353,15 +5353,18 @@ def _conv_stride_signature(L: _Layer, key, m, n):
     with stride ``s >= 2`` and padding ``p`` (the pair whose forward, recomputed from them, is Y to 1e-9); ``m`` is
     dX (the padded one's crop) or dW computed with each window at (i, j) in place of (i*s, j*s), and not ``n``."""
     X, Y, G = L.inputs[0], np.asarray(L.Y), L.G
-    ws = [k for k, w in L.params.items() if np.ndim(w) == 4]
-    if (len(L.inputs) != 1 or X.ndim != 4 or Y.ndim != 4 or len(ws) != 1 or key not in (L.keys[0], ws[0])
-            or G.shape != Y.shape or Y.size > 20000 or close(m, n, 1e-5)):
+    # the weight a parameter, or a CS231n pair's input beside x (conv_forward(x, w, b, conv_param): bugs43 M1)
+    given = {**L.params, **{k: x for k, x in zip(L.keys[1:], L.inputs[1:], strict=True)}}
+    ws = [k for k, w in given.items() if np.ndim(w) == 4]
+    if (X.ndim != 4 or Y.ndim != 4 or len(ws) != 1 or key not in (L.keys[0], ws[0]) or any(
+            np.ndim(x) not in (1, 4) for x in L.inputs[1:]) or G.shape != Y.shape or Y.size > 20000
+            or close(m, n, 1e-5)):
         return None
-    W = np.asarray(L.params[ws[0]], dtype=np.float64)
+    W = np.asarray(given[ws[0]], dtype=np.float64)
     (N, C, H, Wd), (F, C2, kh, kw), (_, _, Ho, Wo) = X.shape, W.shape, Y.shape
     if C2 != C or Y.shape[:2] != (N, F):
         return None
-    b = [np.asarray(w) for k, w in L.params.items() if np.shape(w) == (F,)]
+    b = [np.asarray(w) for k, w in given.items() if np.shape(w) == (F,)]
     for p in range(max(kh, kw)):
         Xp = np.pad(X, ((0, 0), (0, 0), (p, p), (p, p)))
         for s in range(2, max(kh, kw, 2) + 2):

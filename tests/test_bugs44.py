@@ -5,6 +5,9 @@ and compared), never the source read; the right layer beside each keeps passing 
 
 - bugs43 L6: ``gradcheck.diagnose_layer`` (the API) and ``gradcheck check`` give one verdict on a dropout whose drop
   probability p is scaled by 1/p (CS231n's keep-probability formula): the own-mean check runs in the diagnosis.
+- conv-stride-ignored: a CS231n ``conv_forward(x, w, b, conv_param)`` pair whose backward puts window (i, j) at
+  (i, j), not (i*s, j*s) (github.com/enggen/Deep-Learning-Coursera issue 7); named before for a layer with ``self.W``
+  alone, not for the pair whose w and b are inputs beside x.
 """
 
 import gradcheck
@@ -39,3 +42,42 @@ def test_the_api_fails_a_drop_probability_scaled_by_one_over_p_as_the_cli_does()
     assert not d.passed and "own-mean" in [f.code for x in [d, *d.other_modes] for f in x.findings], d.codes
     ok = gradcheck.diagnose_layer(_layer(KEEP_DROP.replace("DIVISOR", "(1 - self.p)"), "Drop", p=0.3), (6, 5))
     assert ok.passed, ok.codes
+
+
+CONV = """
+import numpy as np
+
+def conv_forward(x, w, b, conv_param):
+    s, p = conv_param["stride"], conv_param["pad"]
+    N, C, H, W = x.shape
+    F, _, HH, WW = w.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (p, p), (p, p)))
+    Ho, Wo = 1 + (H + 2 * p - HH) // s, 1 + (W + 2 * p - WW) // s
+    out = np.zeros((N, F, Ho, Wo))
+    for i in range(Ho):
+        for j in range(Wo):
+            out[:, :, i, j] = np.einsum("nchw,fchw->nf", xp[:, :, i * s:i * s + HH, j * s:j * s + WW], w) + b
+    return out, (x, w, b, conv_param)
+
+def conv_backward(dout, cache):
+    x, w, b, conv_param = cache
+    s, p = conv_param["stride"], conv_param["pad"]
+    HH, WW = w.shape[2:]
+    xp = np.pad(x, ((0, 0), (0, 0), (p, p), (p, p)))
+    dxp, dw = np.zeros_like(xp), np.zeros_like(w)
+    for i in range(dout.shape[2]):
+        for j in range(dout.shape[3]):
+            win = xp[:, :, i:i + HH, j:j + WW]  # the bug: i*s, j*s in forward
+            dw += np.einsum("nchw,nf->fchw", win, dout[:, :, i, j])
+            dxp[:, :, i:i + HH, j:j + WW] += np.einsum("fchw,nf->nchw", w, dout[:, :, i, j])
+    return dxp[:, :, p:p + x.shape[2], p:p + x.shape[3]], dw, dout.sum(axis=(0, 2, 3))
+"""
+
+
+def test_a_conv_pair_ignoring_the_stride_in_backward_is_named():
+    ns: dict = {}
+    exec(CONV, ns)  # noqa: S102 - the test's own pair, in this process
+    pair = gradcheck.function_pair(ns["conv_forward"], ns["conv_backward"], conv_param={"stride": 2, "pad": 1})
+    d = gradcheck.diagnose_layer(pair, [(2, 1, 5, 5), (2, 1, 3, 3), (2,)])
+    assert not d.passed and set(d.codes) == {"conv-stride-ignored"}, [f.message for f in d.errors]
+    assert "not at (i*2, j*2)" in d.errors[0].message, d.errors[0].message
