@@ -876,6 +876,11 @@ DIAGNOSES: dict[str, Record] = {
         "= {eps:.3g}: forward divides by sqrt(var + eps) and backward by sqrt(var) ({ax}), so each feature's "
         "gradient is slightly too large, most where its variance is small", "use the very std forward used "
         "(cache std = np.sqrt(var + eps) in forward)", _NORM),
+    "scale-grad-of-input": Record(  # _scale_of_input_signature (bugs43 M1: bn_gammax)
+        "the scale's gradient from the input, not x_hat", "{t} is (dY * {x}).sum({ax}) with {x} the layer's input, "
+        "where forward scales the normalised input x_hat = ({x} - mean) / sqrt(var + eps) ({scope} statistics over "
+        "{stat}): {p}'s gradient is (dY * x_hat).sum({ax})", "use the x_hat forward computed (cache it): "
+        "{t} = (dY * x_hat).sum({ax})", _NORM),
     "hinge-count": Record(
         "hinge's count missing", "{t} at the correct class (column y[i] of each row) is wrong: the multiclass hinge "
         "(CS231n's SVM loss, max(0, s_j - s_y + 1) over the classes j != y) gives that entry minus the number of "
@@ -3603,6 +3608,31 @@ def _eps_dropped(m, n, X):
         if np.all(r > 1 + 1e-9) and close(m, n * r, 1e-8) and 0 < e <= 0.1 and np.allclose(eps, e, rtol=1e-2, atol=0):
             ax = f"axis={axes if len(axes) > 1 else axes[0] if X.ndim == 2 or axes[0] == 0 else -1}"
             return "eps-dropped-backward", {"eps": e, "ax": ax}
+    return None
+
+
+def _scale_of_input_signature(L: _Layer, key, m, n):
+    """A normalisation's scale gradient taken with the raw input for x_hat (bugs43 M1, bn_gammax: CS231n's
+    ``dgamma = np.sum(dout * x, axis=0)``): ``key`` a 1-D parameter (or input beside x) of the feature axis' size (the
+    last, or axis 1 of a 4-D input), ``m`` equal to ``(G * X).sum`` over the other axes and ``n``, the correct
+    gradient, to ``(G * x_hat).sum`` over them (x_hat: X standardised over the batch axes or the features, 1e-3) and
+    not ``m``."""
+    X, G = np.asarray(L.inputs[0], dtype=np.float64), L.G
+    given = {**L.params, **{k: x for k, x in zip(L.keys[1:], L.inputs[1:], strict=True)}}
+    if key == L.keys[0] or key not in given or np.ndim(m) != 1 or G.shape != X.shape or X.ndim < 2 or close(
+            m, n, 1e-5):
+        return None
+    for feat in (X.ndim - 1, 1):
+        axes = tuple(a for a in range(X.ndim) if a != feat)
+        if X.shape[feat] != m.size or not close(m, (G * X).sum(axis=axes), 1e-6, 1e-9):
+            continue
+        for stat, scope in ((axes, "batch"), ((feat,), "per-sample")):  # BatchNorm's statistics, LayerNorm's
+            xc = X - X.mean(axis=stat, keepdims=True)
+            sd = np.sqrt((xc * xc).mean(axis=stat, keepdims=True))
+            if np.all(sd > 0) and close(n, (G * xc / sd).sum(axis=axes), 1e-3, 1e-3 * np.abs(n).max()):
+                ax = f"axis={axes[0] if len(axes) == 1 else axes}"
+                return "scale-grad-of-input", {"x": L.names[0], "p": key.lstrip("@"), "ax": ax, "scope": scope,
+                                               "stat": _axes_text(stat)}
     return None
 
 
@@ -6454,6 +6484,7 @@ _DETECTORS = (
     lambda L, t, key, m, n: _inside_derivative_signature(L, key, m),
     lambda L, t, key, m, n: _tanh_preactivation_signature(L, key, m, n),
     lambda L, t, key, m, n: _norm_axis_signature(L, key, m, n),
+    lambda L, t, key, m, n: _scale_of_input_signature(L, key, m, n),  # bugs43 M1: dgamma from x, not x_hat
     lambda L, t, key, m, n: _skip_signature(L, key, m, n),
     lambda L, t, key, m, n: _gate_signature(L, key, m, n),
     lambda L, t, key, m, n: _conv_transpose_stride_signature(L, key, m, n),

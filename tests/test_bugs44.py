@@ -8,11 +8,15 @@ and compared), never the source read; the right layer beside each keeps passing 
 - conv-stride-ignored: a CS231n ``conv_forward(x, w, b, conv_param)`` pair whose backward puts window (i, j) at
   (i, j), not (i*s, j*s) (github.com/enggen/Deep-Learning-Coursera issue 7); named before for a layer with ``self.W``
   alone, not for the pair whose w and b are inputs beside x.
+- scale-grad-of-input: a normalisation's ``dgamma = (dY * x).sum(axis=0)``, the raw input for x_hat (the bn_gammax
+  case, Kratzert's staged BatchNorm backward as quoted in datascience.stackexchange question 10741).
 """
 
 import gradcheck
 
 KEEP_DROP = """
+import numpy as np
+
 class Drop:
     def __init__(self, p=0.5, seed=0):
         self.p = p
@@ -81,3 +85,37 @@ def test_a_conv_pair_ignoring_the_stride_in_backward_is_named():
     d = gradcheck.diagnose_layer(pair, [(2, 1, 5, 5), (2, 1, 3, 3), (2,)])
     assert not d.passed and set(d.codes) == {"conv-stride-ignored"}, [f.message for f in d.errors]
     assert "not at (i*2, j*2)" in d.errors[0].message, d.errors[0].message
+
+
+LAYER_NORM = """
+import numpy as np
+
+class LN:
+    def __init__(self, dim, eps=1e-5):
+        rng = np.random.default_rng(0)
+        self.eps = eps
+        self.params = {"gamma": 1 + 0.1 * rng.standard_normal(dim), "beta": 0.1 * rng.standard_normal(dim)}
+        self.grads = {}
+
+    def forward(self, X, training=False):
+        self.X = X
+        mu, var = X.mean(axis=-1, keepdims=True), X.var(axis=-1, keepdims=True)
+        self.istd = 1.0 / np.sqrt(var + self.eps)
+        self.xhat = (X - mu) * self.istd
+        return self.params["gamma"] * self.xhat + self.params["beta"]
+
+    def backward(self, dY):
+        D = dY.shape[-1]
+        self.grads["gamma"] = (dY * GAMMA_INPUT).sum(axis=0)
+        self.grads["beta"] = dY.sum(axis=0)
+        dxhat = dY * self.params["gamma"]
+        return self.istd / D * (D * dxhat - dxhat.sum(axis=-1, keepdims=True)
+                                - self.xhat * (dxhat * self.xhat).sum(axis=-1, keepdims=True))
+"""
+
+
+def test_a_scale_gradient_taken_with_the_input_for_x_hat_is_named():
+    d = gradcheck.diagnose_layer(_layer(LAYER_NORM.replace("GAMMA_INPUT", "self.X"), "LN", dim=5), (6, 5))
+    assert not d.passed and d.codes == ["scale-grad-of-input"], d.codes
+    assert "dgamma is (dY * X).sum(axis=0) with X the layer's input" in d.errors[0].message, d.errors[0].message
+    assert "per-sample statistics over axis=1" in d.errors[0].message, d.errors[0].message
