@@ -1034,6 +1034,11 @@ DIAGNOSES: dict[str, Record] = {
         "from forward's input X where the softmax's output p = softmax(X) is due (dp_j/dx_i = p_j * (delta_ij - "
         "p_i))", "build the Jacobian from the output forward stored (Neural Networks from Scratch: "
         "enumerate(zip(self.output, dvalues)), not self.inputs)", "03-softmax-cross-entropy.md"),
+    "softmax-jacobian-input-inside": Record(  # bugs43 M1: SoftmaxInputForOutput (newbe.dev's value*(1-input))
+        "softmax Jacobian's inner sum from the input", "{t} = p * (dY - (dY * X).sum(axis={axis})): the inner sum "
+        "weights dY by forward's input X where the softmax's output p = softmax(X) is due (dp_j/dx_i = p_j * "
+        "(delta_ij - p_i): every factor of the Jacobian is the output)", "use the output in both places: dX = p * "
+        "(dY - (dY * p).sum(axis={axis}, keepdims=True)), p the output forward stored", "03-softmax-cross-entropy.md"),
     "scatter-overwrites": Record(
         "assigned, not added", "{t} keeps one output's contribution where several outputs reach "
         "the same element ({k} of {size} elements of {t} are shared by two or more outputs, e.g. "
@@ -3958,7 +3963,8 @@ def _activation_signature(m, n, inputs, Y, G):
             for code, wrong in (("softmax-jacobian-plus", Y * (G + dot(G * Y))),
                                 ("softmax-jacobian-no-outer", Y * G),  # tester31m: np.diagflat(p) alone
                                 ("softmax-jacobian-inner", Y * G - dot(Y * Y) * dot(G)),
-                                ("softmax-jacobian-at-input", X * (G - dot(G * X)) if X.dtype.kind == "f" else None)):
+                                ("softmax-jacobian-at-input", X * (G - dot(G * X)) if X.dtype.kind == "f" else None),
+                                ("softmax-jacobian-input-inside", Y * (G - dot(G * X)) if X.dtype.kind == "f" else None)):
                 if wrong is not None and close(m, wrong, 1e-5):
                     return code, {"axis": axis % Y.ndim if Y.ndim > 2 else -1}
         for other in range(Y.ndim):  # the sum over another axis than the softmax's

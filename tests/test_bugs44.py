@@ -10,6 +10,8 @@ and compared), never the source read; the right layer beside each keeps passing 
   alone, not for the pair whose w and b are inputs beside x.
 - scale-grad-of-input: a normalisation's ``dgamma = (dY * x).sum(axis=0)``, the raw input for x_hat (the bn_gammax
   case, Kratzert's staged BatchNorm backward as quoted in datascience.stackexchange question 10741).
+- softmax-jacobian-input-inside: a softmax backward ``s * (dY - (dY * x).sum(-1))``, the input where the output is
+  due in the inner sum (newbe.dev's numpy softmax-derivative question, the asker's ``value[i] * (1 - input[i])``).
 """
 
 import gradcheck
@@ -119,3 +121,23 @@ def test_a_scale_gradient_taken_with_the_input_for_x_hat_is_named():
     assert not d.passed and d.codes == ["scale-grad-of-input"], d.codes
     assert "dgamma is (dY * X).sum(axis=0) with X the layer's input" in d.errors[0].message, d.errors[0].message
     assert "per-sample statistics over axis=1" in d.errors[0].message, d.errors[0].message
+
+
+SOFTMAX = """
+import numpy as np
+
+class Softmax:
+    def forward(self, x):
+        self.x = x
+        e = np.exp(x - x.max(axis=-1, keepdims=True))
+        self.out = e / e.sum(axis=-1, keepdims=True)
+        return self.out
+
+    def backward(self, dout):
+        return self.out * (dout - (dout * self.x).sum(axis=-1, keepdims=True))
+"""
+
+
+def test_a_softmax_backward_with_the_input_in_its_inner_sum_is_named():
+    d = gradcheck.diagnose_layer(_layer(SOFTMAX, "Softmax"), (6, 5))
+    assert not d.passed and d.codes == ["softmax-jacobian-input-inside"], d.codes
