@@ -1086,6 +1086,12 @@ DIAGNOSES: dict[str, Record] = {
         "({k} elements), as average pooling's backward does, while forward takes the window's maximum",
         "route each window's dY to the element forward picked, its maximum alone (a mask of X == the window's "
         "max, or the argmax cached in forward): {t}[window] += (window == window.max()) * dY", "21-pooling.md"),
+    "maxpool-spread-whole": Record(  # bugs43 M1: maxpool_spread (_window_signature)
+        "max-pool gradient given to the whole window", "{t} gives each output's whole gradient to every element of "
+        "its pooling window ({k} elements), as an average pool's routing without its division would, while forward "
+        "takes the window's maximum: only the maximum moved the output",
+        "route each window's dY to the element forward picked, its maximum alone (a mask of X == the window's "
+        "max, or the argmax cached in forward): {t}[window] += (window == window.max()) * dY", "21-pooling.md"),
     "pool-stride-ignored": Record(
         "the stride ignored in backward", "{t} is {mode} pooling's gradient over windows whose corners are at (h, w), "
         "not at (h*stride, w*stride): forward (stride {s}, windows of {k}) takes output (h, w)'s window from row "
@@ -4909,6 +4915,8 @@ def _window_signature(L: _Layer, key, m):
         return None  # not a max pool over these windows
     if close(m.ravel(), (windows * (G / sizes)[:, None]).sum(axis=0), 1e-5):
         return "maxpool-spread-evenly", {"k": int(np.median(sizes))}
+    if close(m.ravel(), (windows * G[:, None]).sum(axis=0), 1e-5):  # bugs43 M1: dx[window] += dY
+        return "maxpool-spread-whole", {"k": int(np.median(sizes))}
     if close(m.ravel(), _pooled(windows, -flat, G, "max"), 1e-5):  # tester27s: np.argmin for np.argmax
         return "maxpool-argmin", {}
     shared = int(np.sum(windows.sum(axis=0) > 1))

@@ -12,6 +12,8 @@ and compared), never the source read; the right layer beside each keeps passing 
   case, Kratzert's staged BatchNorm backward as quoted in datascience.stackexchange question 10741).
 - softmax-jacobian-input-inside: a softmax backward ``s * (dY - (dY * x).sum(-1))``, the input where the output is
   due in the inner sum (newbe.dev's numpy softmax-derivative question, the asker's ``value[i] * (1 - input[i])``).
+- maxpool-spread-whole: a max pool's backward giving every element of the window the whole dY (average pooling's
+  routing undivided; errorhandle.ai's max-pooling backpropagation page).
 """
 
 import gradcheck
@@ -141,3 +143,43 @@ class Softmax:
 def test_a_softmax_backward_with_the_input_in_its_inner_sum_is_named():
     d = gradcheck.diagnose_layer(_layer(SOFTMAX, "Softmax"), (6, 5))
     assert not d.passed and d.codes == ["softmax-jacobian-input-inside"], d.codes
+
+
+POOL = """
+import numpy as np
+
+def max_pool_forward(x, pool_param):
+    ph, pw, s = pool_param["pool_height"], pool_param["pool_width"], pool_param["stride"]
+    N, C, H, W = x.shape
+    out = np.zeros((N, C, 1 + (H - ph) // s, 1 + (W - pw) // s))
+    for i in range(out.shape[2]):
+        for j in range(out.shape[3]):
+            out[:, :, i, j] = x[:, :, i * s:i * s + ph, j * s:j * s + pw].max(axis=(2, 3))
+    return out, (x, pool_param)
+
+def max_pool_backward(dout, cache):
+    x, pool_param = cache
+    ph, pw, s = pool_param["pool_height"], pool_param["pool_width"], pool_param["stride"]
+    dx = np.zeros_like(x)
+    for n in range(x.shape[0]):
+        for c in range(x.shape[1]):
+            for i in range(dout.shape[2]):
+                for j in range(dout.shape[3]):
+                    win = x[n, c, i * s:i * s + ph, j * s:j * s + pw]
+                    ROUTE
+    return dx
+"""
+SPREAD = "dx[n, c, i * s:i * s + ph, j * s:j * s + pw] += dout[n, c, i, j]"
+
+
+def _pool(route: str, ph: int, pw: int, s: int):
+    ns: dict = {}
+    exec(POOL.replace("ROUTE", route), ns)  # noqa: S102 - the test's own pair, in this process
+    return gradcheck.function_pair(ns["max_pool_forward"], ns["max_pool_backward"],
+                                   pool_param={"pool_height": ph, "pool_width": pw, "stride": s})
+
+
+def test_a_max_pool_giving_the_whole_window_its_gradient_is_named():
+    d = gradcheck.diagnose_layer(_pool(SPREAD, 2, 2, 2), (2, 1, 4, 4))
+    assert not d.passed and d.codes == ["maxpool-spread-whole"], d.codes
+
