@@ -1092,6 +1092,12 @@ DIAGNOSES: dict[str, Record] = {
         "takes the window's maximum: only the maximum moved the output",
         "route each window's dY to the element forward picked, its maximum alone (a mask of X == the window's "
         "max, or the argmax cached in forward): {t}[window] += (window == window.max()) * dY", "21-pooling.md"),
+    "maxpool-unravel-swapped": Record(  # bugs43 M1: maxpool_unravel (_pool_unravel_signature)
+        "the argmax unravelled with the window's axes swapped", "{t} routes each window's dY to "
+        "np.unravel_index(argmax, {wrong}) of a {ph}x{pw} window (pool_height x pool_width): the window's shape with "
+        "its axes swapped, so the maximum's row and column are read wrongly and dY lands on another element "
+        "({k} of {o} windows; right only for a square window)", "unravel with the window's own shape: "
+        "np.unravel_index(np.argmax(window), window.shape), i.e. (pool_height, pool_width)", "21-pooling.md"),
     "pool-stride-ignored": Record(
         "the stride ignored in backward", "{t} is {mode} pooling's gradient over windows whose corners are at (h, w), "
         "not at (h*stride, w*stride): forward (stride {s}, windows of {k}) takes output (h, w)'s window from row "
@@ -5006,6 +5012,48 @@ def _pool_stride_signature(L: _Layer, key, m, n):
     return None
 
 
+def _pool_unravel_signature(L: _Layer, key, m, n):
+    """A max pool's backward that unravels each window's flat argmax with the window's shape swapped
+    (``np.unravel_index(np.argmax(win), (pw, ph))`` for a ph x pw window, bugs43 M1: maxpool_unravel): forward's
+    windows (:func:`_forward_windows`) are boxes of one non-square 2-D extent (:func:`_window_boxes`), the correct
+    gradient is max pooling's over them, and ``m`` routes output o's dY to row ``k // pw'`` and column ``k % pw'``
+    of its box (``k`` the maximum's row-major index in the box, ``pw'`` = ph the swapped width), clipped into the
+    window or not."""
+    if (got := _input_of(L, key, m)) is None or L.Y.size >= got[1].size or not np.all(np.isfinite(n)):
+        return None
+    i, x = got
+    windows = _forward_windows(L, i, x)
+    if (boxes := _window_boxes(windows, x.shape, L.Y.shape)) is None:
+        return None
+    strides, extent = boxes
+    axes = [a for a, e in enumerate(extent) if e > 1]
+    flat, G = x.ravel(), L.G.ravel()
+    if len(axes) != 2 or extent[axes[0]] == extent[axes[1]] or not close(
+            n.ravel(), _pooled(windows, flat, G, "max"), 1e-5):
+        return None
+    ph, pw = (int(extent[a]) for a in axes)
+    idx = np.array(np.unravel_index(np.arange(L.Y.size), L.Y.shape)).T
+    for clip in (True, False):
+        bug, moved = np.zeros(x.shape), 0
+        for o, corner in enumerate(idx * strides):
+            box = x[tuple(slice(c, c + e) for c, e in zip(corner, extent))].reshape(ph, pw)
+            k = int(np.argmax(box))
+            r, q = divmod(k, ph)  # np.unravel_index(k, (pw, ph))
+            r, q = (min(r, ph - 1), min(q, pw - 1)) if clip else (r, q)
+            at = corner.copy()
+            at[axes[0]] += r
+            at[axes[1]] += q
+            if np.any(at >= np.array(x.shape)):
+                break
+            moved += (r, q) != divmod(k, pw)
+            bug[tuple(at)] += G[o]
+        else:
+            if moved and close(m, bug, 1e-5):
+                return "maxpool-unravel-swapped", {"ph": ph, "pw": pw, "wrong": f"({pw}, {ph})", "k": moved,
+                                                   "o": L.Y.size}
+    return None
+
+
 def _repeated_index_signature(L: _Layer, key, m, n=None):
     """``dW[idx] += dY`` where ``np.add.at(dW, idx, dY)`` is due (an embedding lookup ``W[idx]``):
     named when the numerical gradient is the unbuffered scatter-add of ``G`` at an integer input and
@@ -6494,6 +6542,7 @@ _DETECTORS = (
     lambda L, t, key, m, n: _loop_overwrite_signature(L, key, m),
     lambda L, t, key, m, n: _window_signature(L, key, m),
     lambda L, t, key, m, n: _pool_stride_signature(L, key, m, n),
+    lambda L, t, key, m, n: _pool_unravel_signature(L, key, m, n),  # bugs43 M1: unravel_index(k, (pw, ph))
     lambda L, t, key, m, n: _swapped_upstream_signature(L, key, m),
     lambda L, t, key, m, n: _inside_derivative_signature(L, key, m),
     lambda L, t, key, m, n: _tanh_preactivation_signature(L, key, m, n),

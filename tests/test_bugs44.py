@@ -14,6 +14,8 @@ and compared), never the source read; the right layer beside each keeps passing 
   due in the inner sum (newbe.dev's numpy softmax-derivative question, the asker's ``value[i] * (1 - input[i])``).
 - maxpool-spread-whole: a max pool's backward giving every element of the window the whole dY (average pooling's
   routing undivided; errorhandle.ai's max-pooling backpropagation page).
+- maxpool-unravel-swapped: the window's argmax unravelled with ``(pool_width, pool_height)`` (github.com/0809zheng/
+  CS231n-assignment2019 issue 19), right for a square window alone.
 """
 
 import gradcheck
@@ -170,6 +172,8 @@ def max_pool_backward(dout, cache):
     return dx
 """
 SPREAD = "dx[n, c, i * s:i * s + ph, j * s:j * s + pw] += dout[n, c, i, j]"
+UNRAVEL = ("r, q = np.unravel_index(np.argmax(win), (pw, ph)); "
+           "dx[n, c, i * s + min(r, ph - 1), j * s + min(q, pw - 1)] += dout[n, c, i, j]")
 
 
 def _pool(route: str, ph: int, pw: int, s: int):
@@ -183,3 +187,8 @@ def test_a_max_pool_giving_the_whole_window_its_gradient_is_named():
     d = gradcheck.diagnose_layer(_pool(SPREAD, 2, 2, 2), (2, 1, 4, 4))
     assert not d.passed and d.codes == ["maxpool-spread-whole"], d.codes
 
+
+def test_a_max_pool_unravelling_its_argmax_with_the_window_axes_swapped_is_named():
+    d = gradcheck.diagnose_layer(_pool(UNRAVEL, 2, 3, 2), (2, 1, 4, 5))
+    assert not d.passed and d.codes == ["maxpool-unravel-swapped"], d.codes
+    assert "np.unravel_index(argmax, (3, 2)) of a 2x3 window" in d.errors[0].message, d.errors[0].message
