@@ -4735,6 +4735,12 @@ _LSTM_LINES = (
         "got": "dc_t = {dc_}{dh} * o", "right": "dc_t = {dc_}{dh} * o * (1 - tanh(c_t)**2)",
         "why": ": h_t = o * tanh(c_t), so the path from h_t to c_t passes tanh's derivative",
         "fix": "dc_t = {dc_}{dh} * o * (1 - np.tanh(c_t)**2), then di, df, dg from dc_t"}),
+    ({"tanh_c": "pre"}, {  # bugs43 M1: lstm_cderiv_step
+        "got": "dc_t = {dc_}{dh} * o * (1 - c_t**2), tanh's derivative at the cell state c_t itself,",
+        "right": "dc_t = {dc_}{dh} * o * (1 - tanh(c_t)**2)",
+        "why": ": h_t = o * tanh(c_t), and tanh's derivative written in its output, 1 - out**2, needs the output "
+               "tanh(c_t), not its input c_t", "fix": "dc_t = {dc_}{dh} * o * (1 - np.tanh(c_t)**2), with tanh(c_t) "
+               "cached in forward"}),
     ({"f_from": "dh"}, {
         "got": "df = {dh} * c_prev", "right": "df = dc_t * c_prev",
         "why": ": f reaches the outputs through c_t alone, whose whole gradient is dc_t = {dc_}{dh} * o * "
@@ -4752,7 +4758,8 @@ def _lstm_step(xs, order, dh, dc, *, f_cell=False, carry=True, local=None, tanh_
     permutation of "ifgo": CS231n's i, f, o, g; PyTorch's i, f, g, o), i, f, o sigmoids and g a tanh, ``c_t = f c +
     i g``, ``h_t = o tanh(c_t)``; and its backward for the upstream gradients ``dh``, ``dc`` (N, H) with at most one
     line changed: ``f_cell`` (df = dc_t * c_t), ``carry=False`` (dc_prev = dc_t), ``tanh_c=False`` (dc_t = dc + dh *
-    o), ``f_from`` "dh" or "dc" (df from that upstream gradient alone), ``local`` (``{gate: "pre" or "none"}``: its
+    o; ``"pre"``: dc + dh * o * (1 - c_t**2)), ``f_from`` "dh" or "dc" (df from that upstream gradient alone),
+ ``local`` (``{gate: "pre" or "none"}``: its
     derivative taken at its pre-activation, or left out), ``stack`` (the gates' gradients joined in that order).
     Returns ``((h_t, c_t), {role: gradient})``, roles x, h, c, Wx, Wh, b in ``xs``'s shapes."""
     x, h, c, Wx, Wh, b = xs
@@ -4762,7 +4769,7 @@ def _lstm_step(xs, order, dh, dc, *, f_cell=False, carry=True, local=None, tanh_
     z = {k: np.tanh(v) if k == "g" else _sig(v) for k, v in cut.items()}
     c_t = z["f"] * c + z["i"] * z["g"]
     tc = np.tanh(c_t)
-    dct = dc + dh * z["o"] * ((1 - tc ** 2) if tanh_c else 1)
+    dct = dc + dh * z["o"] * ((1 - c_t ** 2) if tanh_c == "pre" else (1 - tc ** 2) if tanh_c else 1)
     dz = {"i": dct * z["g"], "f": {"dc_t": dct, "dh": dh, "dc": dc}[f_from] * (c_t if f_cell else c),
           "g": dct * z["i"], "o": dh * tc}
 

@@ -16,6 +16,8 @@ and compared), never the source read; the right layer beside each keeps passing 
   routing undivided; errorhandle.ai's max-pooling backpropagation page).
 - maxpool-unravel-swapped: the window's argmax unravelled with ``(pool_width, pool_height)`` (github.com/0809zheng/
   CS231n-assignment2019 issue 19), right for a square window alone.
+- lstm-line, one more line: an LSTM step's ``dc = dnext_c + dnext_h * o * (1 - next_c**2)`` (tanh's derivative at
+  the cell state, not at tanh(c)) (torchedup.dev's lstm-bptt problem).
 """
 
 import gradcheck
@@ -192,3 +194,41 @@ def test_a_max_pool_unravelling_its_argmax_with_the_window_axes_swapped_is_named
     d = gradcheck.diagnose_layer(_pool(UNRAVEL, 2, 3, 2), (2, 1, 4, 5))
     assert not d.passed and d.codes == ["maxpool-unravel-swapped"], d.codes
     assert "np.unravel_index(argmax, (3, 2)) of a 2x3 window" in d.errors[0].message, d.errors[0].message
+
+
+LSTM = """
+import numpy as np
+
+def sig(v):
+    return 1 / (1 + np.exp(-v))
+
+def lstm_step_forward(x, prev_h, prev_c, Wx, Wh, b):
+    H = prev_h.shape[1]
+    a = x @ Wx + prev_h @ Wh + b
+    i, f, o, g = sig(a[:, :H]), sig(a[:, H:2 * H]), sig(a[:, 2 * H:3 * H]), np.tanh(a[:, 3 * H:])
+    next_c = f * prev_c + i * g
+    tc = np.tanh(next_c)
+    return o * tc, next_c, (x, prev_h, prev_c, Wx, Wh, i, f, o, g, next_c, tc)
+
+def lstm_step_backward(dnext_h, dnext_c, cache):
+    x, prev_h, prev_c, Wx, Wh, i, f, o, g, next_c, tc = cache
+    do = dnext_h * DO_FACTOR
+    dc = dnext_c + dnext_h * o * (1 - DC_INSIDE ** 2)
+    di, df, dg = dc * g, dc * prev_c, dc * i
+    da = np.hstack([di * i * (1 - i), df * f * (1 - f), do * o * (1 - o), dg * (1 - g ** 2)])
+    return da @ Wx.T, da @ Wh.T, dc * f, x.T @ da, prev_h.T @ da, da.sum(axis=0)
+"""
+LSTM_SHAPES = [(3, 2), (3, 4), (3, 4), (2, 16), (4, 16), (16,)]
+
+
+def _lstm(do_factor: str, dc_inside: str):
+    ns: dict = {}
+    exec(LSTM.replace("DO_FACTOR", do_factor).replace("DC_INSIDE", dc_inside), ns)  # noqa: S102 - the test's pair
+    return gradcheck.function_pair(ns["lstm_step_forward"], ns["lstm_step_backward"])
+
+
+def test_an_lstm_step_taking_tanhs_derivative_at_the_cell_state_is_named():
+    d = gradcheck.diagnose_layer(_lstm("tc", "next_c"), LSTM_SHAPES)
+    assert not d.passed and set(d.codes) == {"lstm-line"}, d.codes
+    assert "(1 - c_t**2), tanh's derivative at the cell state c_t itself" in d.errors[0].message, d.errors[0].message
+
