@@ -4741,6 +4741,10 @@ _LSTM_LINES = (
         "why": ": h_t = o * tanh(c_t), and tanh's derivative written in its output, 1 - out**2, needs the output "
                "tanh(c_t), not its input c_t", "fix": "dc_t = {dc_}{dh} * o * (1 - np.tanh(c_t)**2), with tanh(c_t) "
                "cached in forward"}),
+    ({"o_from": "c"}, {  # bugs43 M1: lstm_ogate_step
+        "got": "do = {dh} * c_t, the cell state,", "right": "do = {dh} * tanh(c_t)",
+        "why": ": h_t = o * tanh(c_t) multiplies the output gate by tanh(c_t), not by c_t",
+        "fix": "do = {dh} * np.tanh(c_t), with tanh(c_t) cached in forward"}),
     ({"f_from": "dh"}, {
         "got": "df = {dh} * c_prev", "right": "df = dc_t * c_prev",
         "why": ": f reaches the outputs through c_t alone, whose whole gradient is dc_t = {dc_}{dh} * o * "
@@ -4752,14 +4756,15 @@ _LSTM_LINES = (
 )
 
 
-def _lstm_step(xs, order, dh, dc, *, f_cell=False, carry=True, local=None, tanh_c=True, stack=None, f_from="dc_t"):
+def _lstm_step(xs, order, dh, dc, *, f_cell=False, carry=True, local=None, tanh_c=True, stack=None, f_from="dc_t",
+               o_from="tanh"):
     """One LSTM step (lessons/32-lstm.md): ``a = x Wx + h Wh + b`` for ``xs = (x, h, c, Wx, Wh, b)`` (x (N, D), h and c
     (N, H), Wx (D, 4H), Wh (H, 4H), b (4H,), float64), its four blocks of H columns the gates in ``order`` (a
     permutation of "ifgo": CS231n's i, f, o, g; PyTorch's i, f, g, o), i, f, o sigmoids and g a tanh, ``c_t = f c +
     i g``, ``h_t = o tanh(c_t)``; and its backward for the upstream gradients ``dh``, ``dc`` (N, H) with at most one
     line changed: ``f_cell`` (df = dc_t * c_t), ``carry=False`` (dc_prev = dc_t), ``tanh_c=False`` (dc_t = dc + dh *
     o; ``"pre"``: dc + dh * o * (1 - c_t**2)), ``f_from`` "dh" or "dc" (df from that upstream gradient alone),
- ``local`` (``{gate: "pre" or "none"}``: its
+    ``o_from="c"`` (do = dh * c_t), ``local`` (``{gate: "pre" or "none"}``: its
     derivative taken at its pre-activation, or left out), ``stack`` (the gates' gradients joined in that order).
     Returns ``((h_t, c_t), {role: gradient})``, roles x, h, c, Wx, Wh, b in ``xs``'s shapes."""
     x, h, c, Wx, Wh, b = xs
@@ -4771,7 +4776,7 @@ def _lstm_step(xs, order, dh, dc, *, f_cell=False, carry=True, local=None, tanh_
     tc = np.tanh(c_t)
     dct = dc + dh * z["o"] * ((1 - c_t ** 2) if tanh_c == "pre" else (1 - tc ** 2) if tanh_c else 1)
     dz = {"i": dct * z["g"], "f": {"dc_t": dct, "dh": dh, "dc": dc}[f_from] * (c_t if f_cell else c),
-          "g": dct * z["i"], "o": dh * tc}
+          "g": dct * z["i"], "o": dh * (c_t if o_from == "c" else tc)}
 
     def slope(k):  # the gate's derivative as backward writes it
         u = cut[k] if local.get(k) == "pre" else z[k]

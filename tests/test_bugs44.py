@@ -16,8 +16,9 @@ and compared), never the source read; the right layer beside each keeps passing 
   routing undivided; errorhandle.ai's max-pooling backpropagation page).
 - maxpool-unravel-swapped: the window's argmax unravelled with ``(pool_width, pool_height)`` (github.com/0809zheng/
   CS231n-assignment2019 issue 19), right for a square window alone.
-- lstm-line, one more line: an LSTM step's ``dc = dnext_c + dnext_h * o * (1 - next_c**2)`` (tanh's derivative at
-  the cell state, not at tanh(c)) (torchedup.dev's lstm-bptt problem).
+- lstm-line, two more lines: an LSTM step's ``dc = dnext_c + dnext_h * o * (1 - next_c**2)`` (tanh's derivative at
+  the cell state, not at tanh(c)) and ``do = dnext_h * next_c`` (the cell state for tanh(c)) (torchedup.dev's
+  lstm-bptt problem; PyTorch extension-cpp's lltm_baseline.py backward).
 """
 
 import gradcheck
@@ -232,3 +233,8 @@ def test_an_lstm_step_taking_tanhs_derivative_at_the_cell_state_is_named():
     assert not d.passed and set(d.codes) == {"lstm-line"}, d.codes
     assert "(1 - c_t**2), tanh's derivative at the cell state c_t itself" in d.errors[0].message, d.errors[0].message
 
+
+def test_an_lstm_step_whose_output_gate_takes_the_cell_state_is_named():
+    d = gradcheck.diagnose_layer(_lstm("next_c", "tc"), LSTM_SHAPES)
+    assert not d.passed and set(d.codes) == {"lstm-line"}, d.codes
+    assert "do = dnext_h * c_t, the cell state," in d.errors[0].message, d.errors[0].message
