@@ -1160,6 +1160,9 @@ DIAGNOSES: dict[str, Record] = {
     "lstm-line": Record(
         "a line of the LSTM step's backward", "{t} is what an LSTM step's backward gives with {got} where {right} is "
         "due{why}", "{fix}", "32-lstm.md"),
+    "rnn-line": Record(  # _rnn_signature (bugs43 M1: RNNPreactDeriv, RNNWhCurrent)
+        "a line of the RNN's backward through time", "{t} is what a tanh RNN's backward through time gives with "
+        "{got} where {right} is due{why}", "{fix}", "31-rnn-bptt.md"),
     "cost-delta-factor": Record(
         "the cost and its delta disagree", "{t} is exactly the gradient of {form}, the cost whose output delta "
         "backprop starts from ({delta}), but the cost forward computes, {fn}, is {c:.6g} times that: the cost and "
@@ -4902,6 +4905,97 @@ def _lstm_signature(L: _Layer, manual: Mapping, numer: Mapping, failing: Sequenc
     return []
 
 
+#: One line of a tanh RNN's backward through time changed (:func:`_rnn_bptt`'s knobs): ``(knobs, fields of
+#: "rnn-line")``.
+_RNN_LINES = (
+    ({"pre": True}, {  # github.com/OT1devl/Deep-Learning: derv_tanh(x) = 1 - x**2 given the pre-activation
+        "got": "da = dh * (1 - a**2), tanh's derivative at the pre-activation a = x_t Wx + h_prev Wh + b,",
+        "right": "da = dh * (1 - h_t**2)", "why": ": h_t = tanh(a), and tanh's derivative written in its output, "
+        "1 - out**2, needs the output h_t, not its input a", "fix": "da = dh * (1 - h_t**2), h_t the step's output "
+        "(cached in forward)"}),
+)
+
+
+def _rnn_bptt(x, h0, Wx, Wh, b, G, *, pre=False):
+    """A tanh RNN over a sequence (lessons/31-rnn-bptt.md): ``h_t = tanh(x_t Wx + h_(t-1) Wh + b)`` for x (N, T, D),
+    h0 (N, H), Wx (D, H), Wh (H, H), b (H,), and its backward through time for the upstream gradient G (N, T, H) with
+    at most one line changed: ``pre`` (da = dh * (1 - a**2)).
+    Returns ``(H (N, T, H), {role: gradient})``, roles x, h0, Wx, Wh, b."""
+    T = x.shape[1]
+    hs, As = [h0], []
+    for t in range(T):
+        As.append(x[:, t] @ Wx + hs[-1] @ Wh + b)
+        hs.append(np.tanh(As[-1]))
+    g = {"x": np.zeros_like(x), "Wx": np.zeros_like(Wx), "Wh": np.zeros_like(Wh), "b": np.zeros_like(b)}
+    dh = np.zeros_like(h0)
+    for t in reversed(range(T)):
+        da = (G[:, t] + dh) * (1 - (As[t] if pre else hs[t + 1]) ** 2)
+        g["x"][:, t] = da @ Wx.T
+        g["Wx"] += x[:, t].T @ da
+        g["Wh"] += hs[t].T @ da
+        g["b"] += da.sum(axis=0)
+        dh = da @ Wh.T
+    return np.stack(hs[1:], axis=1), g | {"h0": dh}
+
+
+def _rnn_layout(L: _Layer):
+    """How the checked layer is a tanh RNN over a sequence (:func:`_rnn_bptt`), read from the arrays' shapes, never
+    their names: the first input x (N, T, D), optionally h0 (N, H) second (CS231n's ``rnn_forward(x, h0, Wx, Wh,
+    b)``; else h0 = 0), then inputs or parameters that are a weight (D, H) or (H, D), one (H, H) (as such or
+    transposed) and biases of H entries, nothing else; forward recomputed to 1e-9. Returns ``(xs, named)`` (the
+    arrays as :func:`_rnn_bptt` takes them; ``named(grads)``: its gradients as the layer's ``{grad name: array}``) or
+    None."""
+    xs, Y = L.inputs, np.asarray(L.Y, dtype=np.float64)
+    if not xs or np.ndim(xs[0]) != 3 or Y.ndim != 3 or Y.shape[:2] != xs[0].shape[:2] or L.G.shape != Y.shape:
+        return None
+    (N, _, D), H = xs[0].shape, Y.shape[2]
+    h0_in = len(xs) > 1 and np.shape(xs[1]) == (N, H)
+    rest = [*zip(L.names[1 + h0_in:], xs[1 + h0_in:], strict=False), *L.params.items()]
+    bias = [(k, v) for k, v in rest if np.shape(v) in ((H,), (1, H), (H, 1))]
+    mats = [(k, v) for k, v in rest if (k, v) not in bias and np.ndim(v) == 2 and set(np.shape(v)) <= {D, H}]
+    if len(mats) != 2 or len(mats) + len(bias) != len(rest) or not all(
+            isinstance(v, np.ndarray) and v.dtype.kind == "f" for _, v in rest):
+        return None
+    x = np.asarray(xs[0], dtype=np.float64)
+    h0 = np.asarray(xs[1], dtype=np.float64) if h0_in else np.zeros((N, H))
+    b = sum((np.reshape(np.asarray(v, dtype=np.float64), -1) for _, v in bias), np.zeros(H))
+    for (kx, vx), (kh, vh) in (mats, mats[::-1]):
+        for tx, th in itertools.product((False, True), repeat=2):
+            Wx, Wh = (np.asarray(v, dtype=np.float64) for v in (vx.T if tx else vx, vh.T if th else vh))
+            if Wx.shape != (D, H) or Wh.shape != (H, H) or not close(_rnn_bptt(x, h0, Wx, Wh, b, L.G)[0], Y, 1e-9):
+                continue
+            roles = {"x": L.names[0], "Wx": kx, "Wh": kh} | ({"h0": L.names[1]} if h0_in else {})
+
+            def named(grads, roles=roles, turned=(tx, th)):
+                shapes = {"Wx": turned[0], "Wh": turned[1]}
+                out = {V.grad_name(k): grads[r].T if shapes.get(r) else grads[r] for r, k in roles.items()}
+                return out | {V.grad_name(k): np.reshape(grads["b"], np.shape(v)) for k, v in bias}
+            return (x, h0, Wx, Wh, b), named
+    return None
+
+
+def _rnn_signature(L: _Layer, manual: Mapping, numer: Mapping, failing: Sequence[str]) -> list[Finding]:
+    """The findings of a tanh RNN's backward through time (bugs43 M1: tanh's derivative at the pre-activation, dWh
+    from h_t; "no known bug pattern"): a layer recognised by :func:`_rnn_layout`, whose correct backward, recomputed
+    here, is the numerical gradient of every tensor, and whose gradients, every one, are those of :func:`_rnn_bptt`
+    with one known line changed (:data:`_RNN_LINES`), as :func:`_lstm_signature` names an LSTM step's. One finding per
+    failing tensor, or [] when nothing matched exactly."""
+    if not failing or (lay := _rnn_layout(L)) is None:
+        return []
+    xs, named = lay
+    try:
+        with np.errstate(all="ignore"):
+            if not _agree(named(_rnn_bptt(*xs, L.G)[1]), numer):
+                return []
+            for knobs, fields in _RNN_LINES:
+                got = named(_rnn_bptt(*xs, L.G, **knobs)[1])
+                if all(np.all(np.isfinite(a)) for a in got.values()) and _agree(got, manual):
+                    return [_find("rnn-line", k, **fields) for k in failing]
+    except (ValueError, FloatingPointError, IndexError, KeyError):  # not an RNN's numbers: nothing named
+        return []
+    return []
+
+
 def _swapped_upstream_signature(L: _Layer, key, m):
     """``backward(dh, dc)`` that uses ``dc`` where ``dh`` is due (two outputs, checked as one stacked ``Y``):
     ``m`` is the correct gradient for the upstream with two outputs' gradients exchanged."""
@@ -5856,6 +5950,8 @@ def _signatures(L: _Layer, res: CheckResult, diag: Diagnosis) -> None:
     named |= {f.tensor for f in nielsen}
     diag.findings += (lstm := _lstm_signature(L, manual, numer, [t for t in failing if t not in named]))
     named |= {f.tensor for f in lstm}
+    diag.findings += (rnn := _rnn_signature(L, manual, numer, [t for t in failing if t not in named]))
+    named |= {f.tensor for f in rnn}
     for rec in res.records:
         c, t = rec.get("manual-vs-numerical"), rec.tensor
         if (rec.kind == "gradient" and not rec.passed and t not in named and c is not None

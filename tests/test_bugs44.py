@@ -19,6 +19,8 @@ and compared), never the source read; the right layer beside each keeps passing 
 - lstm-line, two more lines: an LSTM step's ``dc = dnext_c + dnext_h * o * (1 - next_c**2)`` (tanh's derivative at
   the cell state, not at tanh(c)) and ``do = dnext_h * next_c`` (the cell state for tanh(c)) (torchedup.dev's
   lstm-bptt problem; PyTorch extension-cpp's lltm_baseline.py backward).
+- rnn-line: a tanh RNN's backward through time with ``da = dh * (1 - a**2)``, the pre-activation for h_t
+  (github.com/OT1devl/Deep-Learning's ``derv_tanh(x) = 1 - x**2``).
 """
 
 import gradcheck
@@ -238,3 +240,46 @@ def test_an_lstm_step_whose_output_gate_takes_the_cell_state_is_named():
     d = gradcheck.diagnose_layer(_lstm("next_c", "tc"), LSTM_SHAPES)
     assert not d.passed and set(d.codes) == {"lstm-line"}, d.codes
     assert "do = dnext_h * c_t, the cell state," in d.errors[0].message, d.errors[0].message
+
+
+RNN = """
+import numpy as np
+
+class RNN:
+    def __init__(self, D, Hd):
+        rng = np.random.default_rng(0)
+        self.Wx = rng.standard_normal((D, Hd)) * 0.5
+        self.Wh = rng.standard_normal((Hd, Hd)) * 0.5
+        self.b = rng.standard_normal(Hd) * 0.1
+
+    def forward(self, X):
+        N, T, D = X.shape
+        self.X, self.H, self.A = X, [np.zeros((N, self.Wh.shape[0]))], []
+        for t in range(T):
+            self.A.append(X[:, t] @ self.Wx + self.H[-1] @ self.Wh + self.b)
+            self.H.append(np.tanh(self.A[-1]))
+        return np.stack(self.H[1:], axis=1)
+
+    def backward(self, dH):
+        self.dWx, self.dWh, self.db = np.zeros_like(self.Wx), np.zeros_like(self.Wh), np.zeros_like(self.b)
+        dX, dh_next = np.zeros_like(self.X), np.zeros_like(self.H[0])
+        for t in reversed(range(self.X.shape[1])):
+            da = (dH[:, t] + dh_next) * (1 - LOCAL ** 2)
+            self.dWx += self.X[:, t].T @ da
+            self.dWh += WH_FROM.T @ da
+            self.db += da.sum(axis=0)
+            dX[:, t] = da @ self.Wx.T
+            dh_next = da @ self.Wh.T
+        return dX
+"""
+
+
+def _rnn(local: str, wh_from: str):
+    return _layer(RNN.replace("LOCAL", local).replace("WH_FROM", wh_from), "RNN", D=2, Hd=3)
+
+
+def test_an_rnn_taking_tanhs_derivative_at_the_pre_activation_is_named():
+    d = gradcheck.diagnose_layer(_rnn("self.A[t]", "self.H[t]"), (3, 4, 2))
+    assert not d.passed and set(d.codes) == {"rnn-line"}, d.codes
+    assert "da = dh * (1 - a**2), tanh's derivative at the pre-activation" in d.errors[0].message, d.errors[0].message
+
