@@ -4913,13 +4913,17 @@ _RNN_LINES = (
         "right": "da = dh * (1 - h_t**2)", "why": ": h_t = tanh(a), and tanh's derivative written in its output, "
         "1 - out**2, needs the output h_t, not its input a", "fix": "da = dh * (1 - h_t**2), h_t the step's output "
         "(cached in forward)"}),
+    ({"wh_from": "current"}, {  # github.com/leoniloris/Visualization-In-Data-Science: prev_s.T.dot(d_Ws)
+        "got": "dWh += h_t.T @ da, the step's own output,", "right": "dWh += h_prev.T @ da",
+        "why": ": a = x_t Wx + h_prev Wh + b multiplies Wh by the hidden state the step was given, h_(t-1)",
+        "fix": "dWh += h_prev.T @ da, with h_prev = h_(t-1) (h0 at the first step) kept in the cache"}),
 )
 
 
-def _rnn_bptt(x, h0, Wx, Wh, b, G, *, pre=False):
+def _rnn_bptt(x, h0, Wx, Wh, b, G, *, pre=False, wh_from="prev"):
     """A tanh RNN over a sequence (lessons/31-rnn-bptt.md): ``h_t = tanh(x_t Wx + h_(t-1) Wh + b)`` for x (N, T, D),
     h0 (N, H), Wx (D, H), Wh (H, H), b (H,), and its backward through time for the upstream gradient G (N, T, H) with
-    at most one line changed: ``pre`` (da = dh * (1 - a**2)).
+    at most one line changed: ``pre`` (da = dh * (1 - a**2)), ``wh_from="current"`` (dWh from h_t, not h_(t-1)).
     Returns ``(H (N, T, H), {role: gradient})``, roles x, h0, Wx, Wh, b."""
     T = x.shape[1]
     hs, As = [h0], []
@@ -4932,7 +4936,7 @@ def _rnn_bptt(x, h0, Wx, Wh, b, G, *, pre=False):
         da = (G[:, t] + dh) * (1 - (As[t] if pre else hs[t + 1]) ** 2)
         g["x"][:, t] = da @ Wx.T
         g["Wx"] += x[:, t].T @ da
-        g["Wh"] += hs[t].T @ da
+        g["Wh"] += (hs[t + 1] if wh_from == "current" else hs[t]).T @ da
         g["b"] += da.sum(axis=0)
         dh = da @ Wh.T
     return np.stack(hs[1:], axis=1), g | {"h0": dh}

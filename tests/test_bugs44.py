@@ -20,7 +20,8 @@ and compared), never the source read; the right layer beside each keeps passing 
   the cell state, not at tanh(c)) and ``do = dnext_h * next_c`` (the cell state for tanh(c)) (torchedup.dev's
   lstm-bptt problem; PyTorch extension-cpp's lltm_baseline.py backward).
 - rnn-line: a tanh RNN's backward through time with ``da = dh * (1 - a**2)``, the pre-activation for h_t
-  (github.com/OT1devl/Deep-Learning's ``derv_tanh(x) = 1 - x**2``).
+  (github.com/OT1devl/Deep-Learning's ``derv_tanh(x) = 1 - x**2``), or ``dWh += h_t.T @ da``, the step's output
+  for h_(t-1) (github.com/leoniloris/Visualization-In-Data-Science's ``prev_s.T.dot(d_Ws)``).
 """
 
 import gradcheck
@@ -283,3 +284,8 @@ def test_an_rnn_taking_tanhs_derivative_at_the_pre_activation_is_named():
     assert not d.passed and set(d.codes) == {"rnn-line"}, d.codes
     assert "da = dh * (1 - a**2), tanh's derivative at the pre-activation" in d.errors[0].message, d.errors[0].message
 
+
+def test_an_rnn_whose_hidden_weight_gradient_takes_the_steps_output_is_named():
+    d = gradcheck.diagnose_layer(_rnn("self.H[t + 1]", "self.H[t + 1]"), (3, 4, 2))
+    assert not d.passed and d.codes == ["rnn-line"], d.codes
+    assert "dWh is what a tanh RNN's backward through time gives with dWh += h_t.T @ da" in d.errors[0].message
