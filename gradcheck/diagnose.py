@@ -1046,6 +1046,14 @@ DIAGNOSES: dict[str, Record] = {
         "must add (+=); it equals the {which} output's contribution alone there",
         "accumulate: {t}[...] += ..., so the gradients of every output that reads an element "
         "add up", "21-pooling.md"),
+    "attention-mask-after": Record(  # _attention_mask_signature (bugs43 M1: CausalAttentionMaskAfter)
+        "attention masked after the softmax", "{t} is wrong because forward masks after the softmax: its weights "
+        "are softmax(Q K^T{scale}) * mask, the {which} mask applied to probabilities (each row's masked keys still "
+        "take part in its normalisation, and its weights no longer sum to 1), so a softmax's Jacobian in backward "
+        "is not the derivative of what forward computes; multiplying by the mask after the softmax is not causal "
+        "attention", "mask the scores before the softmax: S = np.where(mask, Q K^T{scale}, -np.inf) (or -1e9), P = "
+        "softmax(S); then dS = P * (dP - (dP * P).sum(axis=-1, keepdims=True)){scale_fix} (P = 0 at the masked "
+        "keys: no mask is needed in backward)", "33-attention.md"),
     "attention-softmax-diagonal": Record(
         "attention softmax Jacobian diagonal only", "{t} uses only the diagonal of the attention softmax's "
         "Jacobian: backward computes dS = P * (1 - P) * dP (P = softmax(Q K^T{scale}), forward's weights; dP = dY @ "
@@ -6666,6 +6674,7 @@ _DETECTORS = (
     lambda L, t, key, m, n: _conv_stride_signature(L, key, m, n),  # newuser35 L1
     lambda L, t, key, m, n: _next_h_signature(L, key, m, n),
     lambda L, t, key, m, n: _attention_softmax_signature(L, key, m, n),
+    lambda L, t, key, m, n: _attention_mask_signature(L, key, m, n),  # bugs43 M1: a causal mask's two slips
     lambda L, t, key, m, n: _tied_signature(L, key, m, n),
     lambda L, t, key, m, n: _head_merge_signature(L, key, m, n),
     lambda L, t, key, m, n: _attention_use_signature(L, key, m, n),
@@ -6724,6 +6733,36 @@ def _attention_softmax_signature(L: _Layer, key, m, n):
         back = (lambda d: d @ K) if key[1:] == L.names[0] else (lambda d: d.swapaxes(-1, -2) @ Q)
         if close(n, back(right), 1e-5) and close(m, back(diag), 1e-5) and not close(m, n, 1e-5):
             return "attention-softmax-diagonal", {"scale": scale, "scale_fix": fix and f" * (1{fix})"}
+    return None
+
+
+def _attention_mask_signature(L: _Layer, key, m, n):
+    """Masked scaled dot-product attention (the inputs Q, K, V in that order, ``s`` 1/sqrt(d) or 1, a causal mask
+    aligned at the first or the last key; bugs43 M1, lynx-cortex's masking page): forward's output recomputed as
+    ``(softmax(Q K^T s) * mask) V``, the mask applied after the softmax (``attention-mask-after``, where the masked
+    softmax's output differs)."""
+    if len(L.inputs) != 3 or not key.startswith("@") or key[1:] not in L.names[:2] or close(m, n, 1e-5):
+        return None
+    Q, K, V = L.inputs
+    if not all(a.dtype.kind == "f" and a.ndim >= 2 for a in (Q, K, V)) or Q.shape[-1] != K.shape[-1] \
+            or K.shape[-2] != V.shape[-2] or min(Q.shape[-2], K.shape[-2]) < 2:
+        return None
+    T, S = Q.shape[-2], K.shape[-2]
+    dP = L.G @ V.swapaxes(-1, -2) if L.G.shape == L.Y.shape else None
+    for s, scale, fix in ((1 / np.sqrt(Q.shape[-1]), f" / sqrt({Q.shape[-1]})", f" / np.sqrt({Q.shape[-1]})"),
+                          (1.0, "", "")):
+        Z = Q @ K.swapaxes(-1, -2) * s
+        Pu = softmax(Z)
+        if (Pu @ V).shape != L.Y.shape or dP is None:
+            return None
+        for k, which in dict.fromkeys(((0, "causal"), (S - T, "causal (aligned at the last key)"))):
+            mask = np.tri(T, S, k, dtype=bool)
+            if mask.all() or not mask.any(axis=-1).all():
+                continue
+            P = softmax(np.where(mask, Z, -np.inf))
+            fields = {"scale": scale, "scale_fix": fix and f" * (1{fix})", "which": which}
+            if close((Pu * mask) @ V, L.Y, 1e-8) and not close(P @ V, L.Y, 1e-8):
+                return "attention-mask-after", fields
     return None
 
 

@@ -22,6 +22,8 @@ and compared), never the source read; the right layer beside each keeps passing 
 - rnn-line: a tanh RNN's backward through time with ``da = dh * (1 - a**2)``, the pre-activation for h_t
   (github.com/OT1devl/Deep-Learning's ``derv_tanh(x) = 1 - x**2``), or ``dWh += h_t.T @ da``, the step's output
   for h_(t-1) (github.com/leoniloris/Visualization-In-Data-Science's ``prev_s.T.dot(d_Ws)``).
+- attention-mask-after: causal attention whose forward multiplies the softmax by the mask (lynx-cortex.pages.dev's
+  masking page: "a classic bug").
 """
 
 import gradcheck
@@ -289,3 +291,38 @@ def test_an_rnn_whose_hidden_weight_gradient_takes_the_steps_output_is_named():
     d = gradcheck.diagnose_layer(_rnn("self.H[t + 1]", "self.H[t + 1]"), (3, 4, 2))
     assert not d.passed and d.codes == ["rnn-line"], d.codes
     assert "dWh is what a tanh RNN's backward through time gives with dWh += h_t.T @ da" in d.errors[0].message
+
+
+ATTENTION = """
+import numpy as np
+
+def softmax(z):
+    e = np.exp(z - z.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+class Attention:
+    def forward(self, Q, K, V):
+        self.Q, self.K, self.V = Q, K, V
+        self.scale = 1.0 / np.sqrt(Q.shape[-1])
+        mask = np.tril(np.ones((Q.shape[1], K.shape[1]), dtype=bool))
+        self.S = Q @ K.transpose(0, 2, 1) * self.scale
+        self.P = FORWARD_P
+        return self.P @ V
+
+    def backward(self, dout):
+        P = BACKWARD_P
+        dP = dout @ self.V.transpose(0, 2, 1)
+        dS = P * (dP - (dP * P).sum(axis=-1, keepdims=True)) * self.scale
+        return dS @ self.K, dS.transpose(0, 2, 1) @ self.Q, self.P.transpose(0, 2, 1) @ dout
+"""
+ATTENTION_SHAPES = [(2, 4, 3), (2, 4, 3), (2, 4, 5)]
+
+
+def _attention(forward_p: str, backward_p: str):
+    return _layer(ATTENTION.replace("FORWARD_P", forward_p).replace("BACKWARD_P", backward_p), "Attention")
+
+
+def test_attention_masked_after_its_softmax_is_named():
+    d = gradcheck.diagnose_layer(_attention("softmax(self.S) * mask", "self.P"), ATTENTION_SHAPES)
+    assert not d.passed and set(d.codes) == {"attention-mask-after"}, d.codes
+
