@@ -1054,6 +1054,13 @@ DIAGNOSES: dict[str, Record] = {
         "attention", "mask the scores before the softmax: S = np.where(mask, Q K^T{scale}, -np.inf) (or -1e9), P = "
         "softmax(S); then dS = P * (dP - (dP * P).sum(axis=-1, keepdims=True)){scale_fix} (P = 0 at the masked "
         "keys: no mask is needed in backward)", "33-attention.md"),
+    "attention-backward-unmasked": Record(  # _attention_mask_signature (bugs43 M1: CausalAttentionBackNoMask)
+        "attention's mask left out of backward", "{t} is what backward gives with the softmax's Jacobian built from "
+        "softmax(Q K^T{scale}) over every key, the mask left out, while forward's weights P are the softmax over "
+        "the unmasked keys alone (the {which} mask: P = 0 at the others): the masked keys get a gradient, and the "
+        "unmasked ones a wrong one", "use the P forward computed (cache it): dS = P * (dP - (dP * P).sum(axis=-1, "
+        "keepdims=True)){scale_fix}, then dQ = dS @ K and dK = dS^T @ Q; a softmax recomputed in backward needs "
+        "forward's mask too", "33-attention.md"),
     "attention-softmax-diagonal": Record(
         "attention softmax Jacobian diagonal only", "{t} uses only the diagonal of the attention softmax's "
         "Jacobian: backward computes dS = P * (1 - P) * dP (P = softmax(Q K^T{scale}), forward's weights; dP = dY @ "
@@ -6740,7 +6747,8 @@ def _attention_mask_signature(L: _Layer, key, m, n):
     """Masked scaled dot-product attention (the inputs Q, K, V in that order, ``s`` 1/sqrt(d) or 1, a causal mask
     aligned at the first or the last key; bugs43 M1, lynx-cortex's masking page): forward's output recomputed as
     ``(softmax(Q K^T s) * mask) V``, the mask applied after the softmax (``attention-mask-after``, where the masked
-    softmax's output differs)."""
+    softmax's output differs); or as the masked softmax's, and ``m``, dQ or dK, through the softmax Jacobian of the
+    unmasked softmax while ``n`` is through the masked one's (``attention-backward-unmasked``)."""
     if len(L.inputs) != 3 or not key.startswith("@") or key[1:] not in L.names[:2] or close(m, n, 1e-5):
         return None
     Q, K, V = L.inputs
@@ -6748,6 +6756,7 @@ def _attention_mask_signature(L: _Layer, key, m, n):
             or K.shape[-2] != V.shape[-2] or min(Q.shape[-2], K.shape[-2]) < 2:
         return None
     T, S = Q.shape[-2], K.shape[-2]
+    back = (lambda d: d @ K) if key[1:] == L.names[0] else (lambda d: d.swapaxes(-1, -2) @ Q)
     dP = L.G @ V.swapaxes(-1, -2) if L.G.shape == L.Y.shape else None
     for s, scale, fix in ((1 / np.sqrt(Q.shape[-1]), f" / sqrt({Q.shape[-1]})", f" / np.sqrt({Q.shape[-1]})"),
                           (1.0, "", "")):
@@ -6763,6 +6772,9 @@ def _attention_mask_signature(L: _Layer, key, m, n):
             fields = {"scale": scale, "scale_fix": fix and f" * (1{fix})", "which": which}
             if close((Pu * mask) @ V, L.Y, 1e-8) and not close(P @ V, L.Y, 1e-8):
                 return "attention-mask-after", fields
+            if close(P @ V, L.Y, 1e-8) and close(n, back(P * (dP - (dP * P).sum(axis=-1, keepdims=True)) * s), 1e-5) \
+                    and close(m, back(Pu * (dP - (dP * Pu).sum(axis=-1, keepdims=True)) * s), 1e-5):
+                return "attention-backward-unmasked", fields
     return None
 
 

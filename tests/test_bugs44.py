@@ -23,7 +23,8 @@ and compared), never the source read; the right layer beside each keeps passing 
   (github.com/OT1devl/Deep-Learning's ``derv_tanh(x) = 1 - x**2``), or ``dWh += h_t.T @ da``, the step's output
   for h_(t-1) (github.com/leoniloris/Visualization-In-Data-Science's ``prev_s.T.dot(d_Ws)``).
 - attention-mask-after: causal attention whose forward multiplies the softmax by the mask (lynx-cortex.pages.dev's
-  masking page: "a classic bug").
+  masking page: "a classic bug"); attention-backward-unmasked: its backward recomputing the softmax without the mask
+  (tracker-7ex.pages.dev's masking-in-code page).
 """
 
 import gradcheck
@@ -326,3 +327,8 @@ def test_attention_masked_after_its_softmax_is_named():
     d = gradcheck.diagnose_layer(_attention("softmax(self.S) * mask", "self.P"), ATTENTION_SHAPES)
     assert not d.passed and set(d.codes) == {"attention-mask-after"}, d.codes
 
+
+def test_attention_whose_backward_leaves_the_mask_out_is_named():
+    d = gradcheck.diagnose_layer(_attention("softmax(np.where(mask, self.S, -1e9))", "softmax(self.S)"),
+                                 ATTENTION_SHAPES)
+    assert not d.passed and set(d.codes) == {"attention-backward-unmasked"}, d.codes
