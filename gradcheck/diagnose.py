@@ -755,6 +755,14 @@ DIAGNOSES: dict[str, Record] = {
     "wrong-stat-weights": Record(
         "mean/variance path terms with wrong weights", "{t} has the gradient's paths through the "
         "{scope} mean and variance (statistics over {ax}), but {how}", "{fix}", _NORM),
+    "eps-placement": Record(  # _eps_placement (bugs43 M2: LayerNormEpsOutside, liorsinai's sigma + eps)
+        "eps placed differently in forward and backward", "{t} is {got}, while forward normalises with eps {fwd} "
+        "((x - mean) / {fwd_form}, eps = {eps:.3g}, {scope} statistics over {ax}): backward differentiates the other "
+        "placement of eps; the two differ by about eps / std, so each gradient is only slightly off, most where a "
+        "{group}'s spread is small", "put eps in the same place in both; the usual form (PyTorch's, Keras's) is "
+        "xhat = (x - mean) / np.sqrt(var + eps) in forward, whose backward is dX = (dxhat - dxhat.mean({ax}) - "
+        "xhat * (dxhat * xhat).mean({ax})) / np.sqrt(var + eps), the means with keepdims=True (dxhat = dY * gamma)",
+        _NORM),
     "eval-batch-statistics": Record(
         "batch statistics in test mode", "in {mode} the forward normalises with the batch's own "
         "mean and variance (the output of a sample changes with the rest of the batch: "
@@ -3671,6 +3679,65 @@ def _scale_of_input_signature(L: _Layer, key, m, n):
     return None
 
 
+_EPS_FORMS = {"inside": ("inside the square root", "np.sqrt(var + eps)"),
+              "outside": ("outside the square root", "(np.sqrt(var) + eps)")}
+
+
+def _eps_grads(form: str, u, sd, e, dxh, z_f, istd_f, mean):
+    """Two backwards of a normalisation whose eps sits ``form`` ("inside": ``u / sqrt(var + e)``; "outside": ``u /
+    (sd + e)``), ``u`` the centred input, ``dxh = dY * gamma``: the exact derivative of that form, and its formula
+    evaluated with another forward's cached ``z_f`` (x_hat) and ``istd_f`` (1 / its denominator)."""
+    if form == "inside":
+        istd = 1 / np.sqrt(sd**2 + e)
+        z = u * istd
+        return (istd * (dxh - mean(dxh) - z * mean(dxh * z)),
+                istd_f * (dxh - mean(dxh) - z_f * mean(dxh * z_f)))
+    istd = 1 / (sd + e)
+    return (istd * (dxh - mean(dxh)) - istd**2 * (u / sd) * mean(dxh * u),
+            istd_f * (dxh - mean(dxh)) - istd_f * (u / sd) * mean(dxh * z_f))
+
+
+def _eps_placement(L: _Layer, m, n, X):
+    """A normalisation (features on the last axis, statistics over it or over the others) whose forward puts its eps
+    on one side of the square root, ``(x - mean) / (sqrt(var) + eps)`` or ``/ sqrt(var + eps)``, and whose backward
+    differentiates the other (bugs43 M2: LayerNormEpsOutside, named "wrong weights"): Y fitted as ``gamma * x_hat +
+    beta`` per feature to 1e-9 for one form and an eps (:data:`_NORM_EPS`, the layer's own numbers), ``n`` that
+    form's derivative, ``m`` the other form's (exact, or its formula with forward's cached x_hat) and not ``n``."""
+    Y, G = np.asarray(L.Y, dtype=np.float64), L.G
+    if X.ndim < 2 or Y.shape != X.shape or G.shape != X.shape or close(m, n, 1e-9):
+        return None
+    D, x = X.shape[-1], X.reshape(-1, X.shape[-1]).astype(np.float64)
+    epss = dict.fromkeys([e for e in (*_NORM_EPS, *L.numbers.values()) if 0 < e <= 0.1])
+    for axis, scope, group in ((1, "per-sample", "sample"), (0, "batch", "feature")):
+        mean = functools.partial(np.mean, axis=axis, keepdims=True)
+        u = x - mean(x)
+        sd = np.sqrt(mean(u * u))
+        if not np.all(sd > 0) or x.shape[axis] < 2:
+            continue
+        for e, form in itertools.product(epss, _EPS_FORMS):
+            istd = 1 / np.sqrt(sd**2 + e) if form == "inside" else 1 / (sd + e)
+            z = u * istd
+            A = np.stack([z, np.ones_like(z)], axis=-1).transpose(1, 0, 2)  # per feature: Y[:, j] = g_j z + b_j
+            try:
+                coef = np.array([np.linalg.lstsq(a, y, rcond=None)[0] for a, y in zip(A, Y.reshape(-1, D).T)])
+            except np.linalg.LinAlgError:
+                continue
+            if not close(z * coef[:, 0] + coef[:, 1], Y.reshape(-1, D), 1e-9, 1e-12):
+                continue
+            dxh = G.reshape(-1, D) * coef[:, 0]
+            other = "outside" if form == "inside" else "inside"
+            if not close(_eps_grads(form, u, sd, e, dxh, z, istd, mean)[0].reshape(X.shape), n, 1e-6, 1e-12):
+                return None  # forward's form, but n is not its derivative: not this
+            if any(close(c.reshape(X.shape), m, 1e-6, 1e-12) for c in _eps_grads(other, u, sd, e, dxh, z, istd, mean)):
+                ax = "axis=-1" if axis == 1 else f"axis={tuple(range(X.ndim - 1)) if X.ndim > 2 else 0}"
+                return "eps-placement", {
+                    "got": f"the gradient of (x - mean) / {_EPS_FORMS[other][1]}, eps {_EPS_FORMS[other][0]}",
+                    "fwd": _EPS_FORMS[form][0], "fwd_form": _EPS_FORMS[form][1], "eps": e, "scope": scope,
+                    "ax": ax, "group": group}
+            return None
+    return None
+
+
 def _norm_signature(m, n, X, tol=1e-3, G=None, bessel=lambda: None):
     """A normalisation's dX without the paths through its statistics: the correct ``n`` is ``m``
     with its per-group mean and x_hat component projected out (BatchNorm, LayerNorm), or ``m`` plus
@@ -3784,6 +3851,8 @@ def _context_signature(L: _Layer, t, key, m, n):
         bessel = functools.cache(lambda: None if L.eval_mode else _bessel_forward(L, xi))
         if (f := _factor_weight_left_out(L, m, n)) is not None:
             return f
+        if (f := _eps_placement(L, m, n, xi)) is not None:
+            return f  # bugs43 M2: before the paths' weights, which it was named as
         if (f := _norm_signature(m, n, xi, G=L.G, bessel=bessel)) is not None:
             return _test_mode_batch(L, f, xi) if L.eval_mode else f
         if (f := _group_norm_signature(m, n, xi)) is not None:

@@ -25,6 +25,9 @@ and compared), never the source read; the right layer beside each keeps passing 
 - attention-mask-after: causal attention whose forward multiplies the softmax by the mask (lynx-cortex.pages.dev's
   masking page: "a classic bug"); attention-backward-unmasked: its backward recomputing the softmax without the mask
   (tracker-7ex.pages.dev's masking-in-code page).
+- eps-placement (bugs43 M2, named "other weights than the forward's statistics need" before): a layer norm whose
+  forward divides by ``std + eps`` (liorsinai.github.io's layernorm post) and whose backward is the ``sqrt(var +
+  eps)`` formula, or the reverse.
 """
 
 import gradcheck
@@ -332,3 +335,50 @@ def test_attention_whose_backward_leaves_the_mask_out_is_named():
     d = gradcheck.diagnose_layer(_attention("softmax(np.where(mask, self.S, -1e9))", "softmax(self.S)"),
                                  ATTENTION_SHAPES)
     assert not d.passed and set(d.codes) == {"attention-backward-unmasked"}, d.codes
+
+
+EPS_NORM = """
+import numpy as np
+
+class LN:
+    def __init__(self, dim, eps=1e-5):
+        rng = np.random.default_rng(0)
+        self.eps = eps
+        self.params = {"gamma": 1 + 0.1 * rng.standard_normal(dim), "beta": 0.1 * rng.standard_normal(dim)}
+        self.grads = {}
+
+    def forward(self, X, training=False):
+        self.xc = X - X.mean(axis=-1, keepdims=True)
+        self.std = X.std(axis=-1, keepdims=True)
+        self.istd = 1.0 / DENOMINATOR
+        self.xhat = self.xc * self.istd
+        return self.params["gamma"] * self.xhat + self.params["beta"]
+
+    def backward(self, dY):
+        self.grads["gamma"] = (dY * self.xhat).sum(axis=0)
+        self.grads["beta"] = dY.sum(axis=0)
+        dxh = dY * self.params["gamma"]
+        BACKWARD
+"""
+SQRT_FORMULA = ("return self.istd * (dxh - dxh.mean(axis=-1, keepdims=True) "
+                "- self.xhat * (dxh * self.xhat).mean(axis=-1, keepdims=True))")
+OUTSIDE_FORMULA = ("i = 1.0 / (self.std + self.eps); return i * (dxh - dxh.mean(axis=-1, keepdims=True)) "
+                   "- i**2 * self.xc / self.std * (dxh * self.xc).mean(axis=-1, keepdims=True)")
+
+
+def _eps_norm(denominator: str, backward: str):
+    return _layer(EPS_NORM.replace("DENOMINATOR", denominator).replace("BACKWARD", backward), "LN", dim=5)
+
+
+def test_a_layer_norm_with_eps_outside_the_square_root_in_forward_alone_is_named():
+    d = gradcheck.diagnose_layer(_eps_norm("(self.std + self.eps)", SQRT_FORMULA), (6, 5))
+    assert not d.passed and d.codes == ["eps-placement"], d.codes
+    text = d.errors[0].message
+    assert "dX is the gradient of (x - mean) / np.sqrt(var + eps), eps inside the square root, while forward " \
+           "normalises with eps outside the square root" in text, text
+
+
+def test_a_layer_norm_with_eps_outside_the_square_root_in_backward_alone_is_named():
+    d = gradcheck.diagnose_layer(_eps_norm("np.sqrt(self.std**2 + self.eps)", OUTSIDE_FORMULA), (6, 5))
+    assert not d.passed and d.codes == ["eps-placement"], d.codes
+    assert "while forward normalises with eps inside the square root" in d.errors[0].message, d.errors[0].message
