@@ -1,7 +1,8 @@
 """Realistic buggy layers from public reports (session 43's bugs43 cases, their sources outside the tree) that
 ``gradcheck check`` FAILed without naming, or named misleadingly, now named (session 44, bugs44); written here in
 those layouts, not copied. Each named reading is a hypothesis confirmed numerically (a candidate gradient computed
-and compared), never the source read; the right layer beside each keeps passing unnamed.
+and compared), never the source read; each reading runs only on a FAIL (bugs43's 29 right versions, run outside
+the suite, all PASS, and the planted-bug table's right layers too).
 
 - bugs43 L6: ``gradcheck.diagnose_layer`` (the API) and ``gradcheck check`` give one verdict on a dropout whose drop
   probability p is scaled by 1/p (CS231n's keep-probability formula): the own-mean check runs in the diagnosis.
@@ -30,27 +31,9 @@ and compared), never the source read; the right layer beside each keeps passing 
   eps)`` formula, or the reverse.
 """
 
+from test_bugs43 import _drop
+
 import gradcheck
-
-KEEP_DROP = """
-import numpy as np
-
-class Drop:
-    def __init__(self, p=0.5, seed=0):
-        self.p = p
-        self.rng = np.random.default_rng(seed)
-        self.params, self.grads = {}, {}
-
-    def forward(self, X, training=False):
-        if not training:
-            self.mask = None
-            return X
-        self.mask = (self.rng.random(X.shape) >= self.p) / DIVISOR
-        return X * self.mask
-
-    def backward(self, dY):
-        return dY if self.mask is None else dY * self.mask
-"""
 
 
 def _layer(source: str, name: str, **kw):
@@ -60,9 +43,9 @@ def _layer(source: str, name: str, **kw):
 
 
 def test_the_api_fails_a_drop_probability_scaled_by_one_over_p_as_the_cli_does():
-    d = gradcheck.diagnose_layer(_layer(KEEP_DROP.replace("DIVISOR", "self.p"), "Drop", p=0.3), (6, 5))
+    d = gradcheck.diagnose_layer(_layer(_drop("1", "self.p"), "Drop", p=0.3), (6, 5))
     assert not d.passed and "own-mean" in [f.code for x in [d, *d.other_modes] for f in x.findings], d.codes
-    ok = gradcheck.diagnose_layer(_layer(KEEP_DROP.replace("DIVISOR", "(1 - self.p)"), "Drop", p=0.3), (6, 5))
+    ok = gradcheck.diagnose_layer(_layer(_drop("1", "(1 - self.p)"), "Drop", p=0.3), (6, 5))
     assert ok.passed, ok.codes
 
 
@@ -116,24 +99,30 @@ class LN:
         self.grads = {}
 
     def forward(self, X, training=False):
-        self.X = X
-        mu, var = X.mean(axis=-1, keepdims=True), X.var(axis=-1, keepdims=True)
-        self.istd = 1.0 / np.sqrt(var + self.eps)
-        self.xhat = (X - mu) * self.istd
+        self.X, self.xc, self.std = X, X - X.mean(axis=-1, keepdims=True), X.std(axis=-1, keepdims=True)
+        self.istd = 1.0 / DENOMINATOR
+        self.xhat = self.xc * self.istd
         return self.params["gamma"] * self.xhat + self.params["beta"]
 
     def backward(self, dY):
-        D = dY.shape[-1]
         self.grads["gamma"] = (dY * GAMMA_INPUT).sum(axis=0)
         self.grads["beta"] = dY.sum(axis=0)
-        dxhat = dY * self.params["gamma"]
-        return self.istd / D * (D * dxhat - dxhat.sum(axis=-1, keepdims=True)
-                                - self.xhat * (dxhat * self.xhat).sum(axis=-1, keepdims=True))
+        dxh = dY * self.params["gamma"]
+        BACKWARD
 """
+SQRT_FORMULA = ("return self.istd * (dxh - dxh.mean(axis=-1, keepdims=True) "
+                "- self.xhat * (dxh * self.xhat).mean(axis=-1, keepdims=True))")
+OUTSIDE_FORMULA = ("i = 1.0 / (self.std + self.eps); return i * (dxh - dxh.mean(axis=-1, keepdims=True)) "
+                   "- i**2 * self.xc / self.std * (dxh * self.xc).mean(axis=-1, keepdims=True)")
+
+
+def _layer_norm(gamma_input="self.xhat", denominator="np.sqrt(self.std**2 + self.eps)", backward=SQRT_FORMULA):
+    source = LAYER_NORM.replace("GAMMA_INPUT", gamma_input).replace("DENOMINATOR", denominator)
+    return _layer(source.replace("BACKWARD", backward), "LN", dim=5)
 
 
 def test_a_scale_gradient_taken_with_the_input_for_x_hat_is_named():
-    d = gradcheck.diagnose_layer(_layer(LAYER_NORM.replace("GAMMA_INPUT", "self.X"), "LN", dim=5), (6, 5))
+    d = gradcheck.diagnose_layer(_layer_norm(gamma_input="self.X"), (6, 5))
     assert not d.passed and d.codes == ["scale-grad-of-input"], d.codes
     assert "dgamma is (dY * X).sum(axis=0) with X the layer's input" in d.errors[0].message, d.errors[0].message
     assert "per-sample statistics over axis=1" in d.errors[0].message, d.errors[0].message
@@ -337,41 +326,8 @@ def test_attention_whose_backward_leaves_the_mask_out_is_named():
     assert not d.passed and set(d.codes) == {"attention-backward-unmasked"}, d.codes
 
 
-EPS_NORM = """
-import numpy as np
-
-class LN:
-    def __init__(self, dim, eps=1e-5):
-        rng = np.random.default_rng(0)
-        self.eps = eps
-        self.params = {"gamma": 1 + 0.1 * rng.standard_normal(dim), "beta": 0.1 * rng.standard_normal(dim)}
-        self.grads = {}
-
-    def forward(self, X, training=False):
-        self.xc = X - X.mean(axis=-1, keepdims=True)
-        self.std = X.std(axis=-1, keepdims=True)
-        self.istd = 1.0 / DENOMINATOR
-        self.xhat = self.xc * self.istd
-        return self.params["gamma"] * self.xhat + self.params["beta"]
-
-    def backward(self, dY):
-        self.grads["gamma"] = (dY * self.xhat).sum(axis=0)
-        self.grads["beta"] = dY.sum(axis=0)
-        dxh = dY * self.params["gamma"]
-        BACKWARD
-"""
-SQRT_FORMULA = ("return self.istd * (dxh - dxh.mean(axis=-1, keepdims=True) "
-                "- self.xhat * (dxh * self.xhat).mean(axis=-1, keepdims=True))")
-OUTSIDE_FORMULA = ("i = 1.0 / (self.std + self.eps); return i * (dxh - dxh.mean(axis=-1, keepdims=True)) "
-                   "- i**2 * self.xc / self.std * (dxh * self.xc).mean(axis=-1, keepdims=True)")
-
-
-def _eps_norm(denominator: str, backward: str):
-    return _layer(EPS_NORM.replace("DENOMINATOR", denominator).replace("BACKWARD", backward), "LN", dim=5)
-
-
 def test_a_layer_norm_with_eps_outside_the_square_root_in_forward_alone_is_named():
-    d = gradcheck.diagnose_layer(_eps_norm("(self.std + self.eps)", SQRT_FORMULA), (6, 5))
+    d = gradcheck.diagnose_layer(_layer_norm(denominator="(self.std + self.eps)"), (6, 5))
     assert not d.passed and d.codes == ["eps-placement"], d.codes
     text = d.errors[0].message
     assert "dX is the gradient of (x - mean) / np.sqrt(var + eps), eps inside the square root, while forward " \
@@ -379,6 +335,6 @@ def test_a_layer_norm_with_eps_outside_the_square_root_in_forward_alone_is_named
 
 
 def test_a_layer_norm_with_eps_outside_the_square_root_in_backward_alone_is_named():
-    d = gradcheck.diagnose_layer(_eps_norm("np.sqrt(self.std**2 + self.eps)", OUTSIDE_FORMULA), (6, 5))
+    d = gradcheck.diagnose_layer(_layer_norm(backward=OUTSIDE_FORMULA), (6, 5))
     assert not d.passed and d.codes == ["eps-placement"], d.codes
     assert "while forward normalises with eps inside the square root" in d.errors[0].message, d.errors[0].message
