@@ -3717,14 +3717,14 @@ def _eps_placement(L: _Layer, m, n, X):
         for e, form in itertools.product(epss, _EPS_FORMS):
             istd = 1 / np.sqrt(sd**2 + e) if form == "inside" else 1 / (sd + e)
             z = u * istd
-            A = np.stack([z, np.ones_like(z)], axis=-1).transpose(1, 0, 2)  # per feature: Y[:, j] = g_j z + b_j
-            try:
-                coef = np.array([np.linalg.lstsq(a, y, rcond=None)[0] for a, y in zip(A, Y.reshape(-1, D).T)])
-            except np.linalg.LinAlgError:
+            y, zc = Y.reshape(-1, D), z - z.mean(axis=0)  # per feature j: Y[:, j] = g_j z[:, j] + b_j, least squares
+            zz = (zc * zc).sum(axis=0)
+            if not np.all(zz > 0):
                 continue
-            if not close(z * coef[:, 0] + coef[:, 1], Y.reshape(-1, D), 1e-9, 1e-12):
+            g = (zc * (y - y.mean(axis=0))).sum(axis=0) / zz
+            if not close(z * g + (y - z * g).mean(axis=0), y, 1e-9, 1e-12):
                 continue
-            dxh = G.reshape(-1, D) * coef[:, 0]
+            dxh = G.reshape(-1, D) * g
             other = "outside" if form == "inside" else "inside"
             if not close(_eps_grads(form, u, sd, e, dxh, z, istd, mean)[0].reshape(X.shape), n, 1e-6, 1e-12):
                 return None  # forward's form, but n is not its derivative: not this
