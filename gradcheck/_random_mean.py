@@ -34,43 +34,23 @@ import numpy as np
 
 from . import _validation as V
 from ._adapters import forward_in_mode
-from .diagnose import Finding, kept_scale
+from .diagnose import (  # the own-mean check's pieces live in diagnose, which runs it (bugs44: one pipeline)
+    ENTRIES,
+    SAMPLES,
+    SIGMAS,
+    Finding,
+    _mean_ratio,
+    kept_scale,
+    own_eval_mean_finding,
+)
 from .errors import UsageError
 from .sources import Call
 
 __all__ = ["random_mean_finding", "own_eval_mean_finding", "scale_difference", "SCALE_RTOL"]
 
-#: About how many entries the compared batch holds: the standard error of a dropout's mean ratio at p = 0.5 is then
-#: 1/sqrt(4000) = 0.016, so a 1/p against 1/(1-p) at p = 0.3 (a mean of 2.33 against 1) is 80 standard errors apart.
-ENTRIES = 4000
-
-#: The fewest samples the compared batch holds, so that per-sample means give the standard error.
-SAMPLES = 400
-
-#: How many standard errors of the difference make two means differ.
-SIGMAS = 6.0
-
 #: How far apart (relative) the values of ``Y / X`` on the kept entries may be and still be one scale (a float32
 #: mask's rounding is about 1e-7), and two scales still the same (:func:`scale_difference`).
 SCALE_RTOL = 1e-6
-
-
-def _mean_ratio(Y: Any, X: np.ndarray) -> tuple[float, float, str, float | None, float] | None:
-    """``(mean, standard error, how, share, its standard error)`` of ``Y / X`` over the entries (``how``: "keeps 70%
-    of the entries, scaled by 1.43" when the ratio takes the values 0 and one scale alone; ``share`` the share of
-    entries kept, ``Y != 0``, None unless the ratio so takes one scale); None when ``Y`` is not an array of ``X``'s
-    shape."""
-    Y = np.asarray(Y, dtype=np.float64) if isinstance(Y, np.ndarray) else None
-    if Y is None or Y.shape != X.shape or not np.all(np.isfinite(Y)):
-        return None
-    r = Y / X
-    share, scale = kept_scale(Y, X)
-    how = f"keeps {share:.0%} of the entries, scaled by {scale:.4g}" if scale is not None else \
-        f"has Y / X averaging {r.mean():.4g}"
-    per = r.reshape(len(r), -1).mean(axis=1)  # the samples' means: independent, whatever a mask shares inside one
-    kept = (r != 0).reshape(len(r), -1).mean(axis=1)
-    return (float(r.mean()), float(per.std(ddof=1) / np.sqrt(per.size)), how, share if scale is not None else None,
-            float(kept.std(ddof=1) / np.sqrt(kept.size)))
 
 
 def _same_rate(got: tuple, want: tuple, cname: str, reference: Any, ref_name: str) -> None:
@@ -253,91 +233,3 @@ def scale_difference(Y: Any, X: np.ndarray, Y_ref: Any, cname: str, ref_name: st
     return (f"in training mode, {cname}'s output{at} keeps {kept.size / r.size:.0%} of the entries scaled by {s:.4g}; "
             f"{ours}. A scale of 1/p is p read as the probability of keeping an entry (CS231n's convention), "
             "1 the scale left out")
-
-
-#: training forwards :func:`own_eval_mean_finding` averages over: a mask shared along the batch (AWD-LSTM's locked
-#: dropout, one Bernoulli per batch as stochastic depth draws) varies from call to call alone (verify43c F1, F2)
-OWN_CALLS = 8
-
-
-def _calls_mean(Ys: list, X: np.ndarray) -> tuple[float, float]:
-    """``(mean, standard error)`` of ``Y / X`` over the entries of training calls ``Ys``: the larger of the calls'
-    spread (right whatever a mask shares inside one call, when the calls draw anew) and the samples' (right for a mask
-    drawn anew per sample, also when the check holds one draw for every call); about 0 when neither varies."""
-    rs = [np.asarray(Y, dtype=np.float64) / X for Y in Ys]
-    if any(r.shape != X.shape or not np.all(np.isfinite(r)) for r in rs):
-        return float("nan"), 0.0
-    rs = [r for i, r in enumerate(rs) if not any(_same_call(r, q) for q in rs[:i])]  # a repeated draw counts once
-    calls = np.array([r.mean() for r in rs])
-    samples = np.concatenate([r.reshape(len(r), -1).mean(axis=1) for r in rs])
-    spread = float(calls.std(ddof=1) / np.sqrt(calls.size)) if calls.size > 1 else 0.0
-    return float(calls.mean()), max(spread, float(samples.std(ddof=1) / np.sqrt(samples.size)))
-
-
-def _same_call(a: Any, b: Any) -> bool:
-    """Whether two training outputs are one draw (the check held it): equal arrays of one shape."""
-    return isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.shape == b.shape and np.array_equal(a, b)
-
-
-def own_eval_mean_finding(pairs, cname: str, shape: tuple[int, ...], seed: int) -> Finding | None:
-    """The ``own-mean`` error Finding of the first ``(layer, at)`` of ``pairs`` whose training output is ``X`` times a
-    mask of 0 and one scale (a dropout) and whose mean, on one batch of positive entries (as
-    :func:`random_mean_finding`'s), is more than :data:`SIGMAS` standard errors from the layer's own eval output
-    ``c X``; None when each agrees or cannot be compared (no claim). Without ``--reference`` the eval forward is the
-    reference: a dropout's expected training output is its eval output whichever convention it follows (inverted:
-    E[Y] = X and Y = X; classic: keep * X in both), so an inverted dropout scaled again at test time (Angel-ML/mlcore
-    issue 5) or a drop probability p scaled by 1/p (at p = 0.3: 2.33 X against X) FAILs, which agreeing gradients
-    never show (bugs43 H1, H2).
-
-    Parameters
-    ----------
-    pairs : iterable of (layer, str)
-        The checked layer (local or sandboxed) as built, then rebuilt at the other value of each argument that can
-        hide a wrong scale (``" at p=0.3"``: :func:`gradcheck.sources.symmetric_args`), with the words naming it.
-    cname : str
-        The layer's name, for the message.
-    shape : tuple of int
-        The checked input's shape (its batch axis grown as :func:`random_mean_finding` grows it).
-    seed : int
-        The batch's seed.
-
-    Returns
-    -------
-    Finding or None
-        ``own-mean`` (severity ``error``: FAIL), or None.
-    """
-    rest = tuple(shape[1:])
-    n = max(int(shape[0]), -(-ENTRIES // max(1, int(np.prod(rest)))), SAMPLES)
-    X = np.random.default_rng([seed, 43]).uniform(0.5, 1.5, (n, *rest))
-    for layer, at in pairs:
-        try:
-            names, params = V.input_names(layer, 1), V.layer_params(layer, cname)
-            train = Call(layer, cname, [X], names, params, True)
-            Ys = [train.forward(X.copy()) for _ in range(2)]
-            if not _same_call(Ys[0], Ys[1]):  # calls that draw anew (the check holds most layers' draws): more
-                Ys += [train.forward(X.copy()) for _ in range(OWN_CALLS - 2)]
-            Y_eval = Call(layer, cname, [X], names, params, False).forward(X.copy())
-        except Exception:  # noqa: BLE001 - a forward that cannot take the larger batch: not compared, no claim
-            continue
-        got = _mean_ratio(Ys[0], X)
-        ok = isinstance(Y_eval, np.ndarray) and Y_eval.shape == X.shape and np.all(np.isfinite(Y_eval))
-        all_kept, c = kept_scale(Y_eval, X) if ok else (0.0, None)
-        if got is None or got[3] is None or not 0 < got[3] < 1 or c is None or all_kept != 1:
-            # not a dropout's mask (a random gain X * s keeps every entry: verify43c F7), or eval not c X
-            continue
-        mean, se = _calls_mean(Ys, X)
-        if not se > 1e-12 * max(1.0, abs(mean)) or abs(mean - c) <= SIGMAS * se + 1e-9 * abs(c):
-            # nothing seen to vary (one mask shared by every sample, the check's draws held from call to call):
-            # no standard error, no claim
-            continue
-        return Finding("own-mean", (
-            f"in training mode, {cname}'s output{at} averages {mean:.4g} X over {OWN_CALLS} calls of {X.size} "
-            f"entries, its own eval output is {c:.4g} X ({abs(mean - c) / se:.0f} standard errors apart; the masks "
-            f"are random, their "
-            f"mean is not): in training it {got[2]}. A dropout's expected training output is its eval output: "
-            "inverted dropout drops an entry with probability p and scales the kept ones by 1/(1 - p), so that "
-            "E[Y] = X in training, and leaves Y = X in eval (a scale of 1/p reads p as the probability of keeping an "
-            "entry, CS231n's convention; an eval forward scaled by 1 - p is classic dropout's, whose training mask "
-            "is not scaled); forward and backward agreeing with each other is not enough (the gradient check holds "
-            "your mask fixed)"), layer="Dropout")
-    return None

@@ -345,7 +345,6 @@ def _run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
         jac_lines, jac_ok, jac_figs = _jacobian(args, layer, twin, shape, cname, diag)
     _running_stats(args, layer, reference, label, shape, diag)  # newuser35 H2: after training forwards
     _random_mean(args, layer, reference, label, init, shape, diag)  # newuser37 F7: a random forward's mean
-    _own_mean(args, layer, reference, label, shape, diag)  # bugs43 H1, H2: against its own eval forward
     _mini_batch_step(args, layer, label, shape, diag)  # nielsen36: after the gradients passed
     if args.twin and twin is None:  # not "add --twin": it was given
         for d in [diag, *diag.other_modes]:  # every mode checked (BatchNorm: eval and training)
@@ -912,39 +911,6 @@ def _random_mean(args, layer, reference, label: str, init: dict[str, Any], shape
         yield from _pair_at_other_rate(args, layer, init, own, cname, shape)
 
     if (found := random_mean_finding(pairs(), cname, shape, args.seed, args.reference, own is not None)) is not None:
-        diag.findings.append(found)
-
-
-def _own_mean(args, layer, reference, label: str, shape, diag) -> None:
-    """A passing layer checked in both modes without ``--reference``, whose training forward is random (held fixed for
-    the check: :data:`gradcheck.diagnose.HELD`): its training output's mean compared with its own eval output
-    (:func:`gradcheck._random_mean.own_eval_mean_finding`, an ``own-mean`` error Finding FAILs the check), as built and
-    again at the other value of each constructor argument that can hide a wrong scale (p = 0.3 for p = 0.5): bugs43
-    H1 (inverted dropout scaled again at test time) and H2 (a drop probability p scaled by 1/p) PASSed."""
-    from ._random_mean import own_eval_mean_finding
-    from .diagnose import HELD, _probe_inputs
-    from .sources import built_with, symmetric_args
-
-    modes = [d for d in [diag, *diag.other_modes] if d.result is not None]
-    if reference is not None or not diag.passed or not isinstance(shape[0], int) or {
-            d.training for d in modes} != {True, False} or not any(f.code in HELD for d in modes for f in d.findings):
-        return
-    cname = label.rpartition("::")[2]
-
-    def pairs():
-        yield layer, ""
-        for key, _, other in symmetric_args(layer):
-            try:
-                lay = built_with(layer, key, other, _probe_inputs(shape, args.seed, cname))
-            except Exception:  # noqa: BLE001 - a constructor refusing the value: not compared there
-                continue
-            try:
-                yield lay, f" at {key}={other:g}"
-            finally:
-                if lay is not layer and callable(getattr(lay, "release", None)):
-                    lay.release()
-
-    if (found := own_eval_mean_finding(pairs(), cname, shape, args.seed)) is not None:
         diag.findings.append(found)
 
 

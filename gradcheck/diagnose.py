@@ -108,6 +108,7 @@ from .sources import (
     Wrapper,
     args_line,
     backward_twice,
+    built_with,
     cache_write_verdict,
     each_keyword_value,
     each_other_arg,
@@ -120,6 +121,7 @@ from .sources import (
     not_rechecked_line,
     pair_training,
     stored_inputs_refusal,
+    symmetric_args,
     training_differs,
     unknown_args,
     values_merged,
@@ -759,6 +761,14 @@ DIAGNOSES: dict[str, Record] = {
     "wrong-stat-weights": Record(
         "mean/variance path terms with wrong weights", "{t} has the gradient's paths through the "
         "{scope} mean and variance (statistics over {ax}), but {how}", "{fix}", _NORM),
+    "eps-placement": Record(  # _eps_placement (bugs43 M2: LayerNormEpsOutside, liorsinai's sigma + eps)
+        "eps placed differently in forward and backward", "{t} is {got}, while forward normalises with eps {fwd} "
+        "((x - mean) / {fwd_form}, eps = {eps:.3g}, {scope} statistics over {ax}): backward differentiates the other "
+        "placement of eps; the two differ by about eps / std, so each gradient is only slightly off, most where a "
+        "{group}'s spread is small", "put eps in the same place in both; the usual form (PyTorch's, Keras's) is "
+        "xhat = (x - mean) / np.sqrt(var + eps) in forward, whose backward is dX = (dxhat - dxhat.mean({ax}) - "
+        "xhat * (dxhat * xhat).mean({ax})) / np.sqrt(var + eps), the means with keepdims=True (dxhat = dY * gamma)",
+        _NORM),
     "eval-batch-statistics": Record(
         "batch statistics in test mode", "in {mode} the forward normalises with the batch's own "
         "mean and variance (the output of a sample changes with the rest of the batch: "
@@ -880,6 +890,11 @@ DIAGNOSES: dict[str, Record] = {
         "= {eps:.3g}: forward divides by sqrt(var + eps) and backward by sqrt(var) ({ax}), so each feature's "
         "gradient is slightly too large, most where its variance is small", "use the very std forward used "
         "(cache std = np.sqrt(var + eps) in forward)", _NORM),
+    "scale-grad-of-input": Record(  # _scale_of_input_signature (bugs43 M1: bn_gammax)
+        "the scale's gradient from the input, not x_hat", "{t} is (dY * {x}).sum({ax}) with {x} the layer's input, "
+        "where forward scales the normalised input x_hat = ({x} - mean) / sqrt(var + eps) ({scope} statistics over "
+        "{stat}): {p}'s gradient is (dY * x_hat).sum({ax})", "use the x_hat forward computed (cache it): "
+        "{t} = (dY * x_hat).sum({ax})", _NORM),
     "hinge-count": Record(
         "hinge's count missing", "{t} at the correct class (column y[i] of each row) is wrong: the multiclass hinge "
         "(CS231n's SVM loss, max(0, s_j - s_y + 1) over the classes j != y) gives that entry minus the number of "
@@ -1033,6 +1048,11 @@ DIAGNOSES: dict[str, Record] = {
         "from forward's input X where the softmax's output p = softmax(X) is due (dp_j/dx_i = p_j * (delta_ij - "
         "p_i))", "build the Jacobian from the output forward stored (Neural Networks from Scratch: "
         "enumerate(zip(self.output, dvalues)), not self.inputs)", "03-softmax-cross-entropy.md"),
+    "softmax-jacobian-input-inside": Record(  # bugs43 M1: SoftmaxInputForOutput (newbe.dev's value*(1-input))
+        "softmax Jacobian's inner sum from the input", "{t} = p * (dY - (dY * X).sum(axis={axis})): the inner sum "
+        "weights dY by forward's input X where the softmax's output p = softmax(X) is due (dp_j/dx_i = p_j * "
+        "(delta_ij - p_i): every factor of the Jacobian is the output)", "use the output in both places: dX = p * "
+        "(dY - (dY * p).sum(axis={axis}, keepdims=True)), p the output forward stored", "03-softmax-cross-entropy.md"),
     "scatter-overwrites": Record(
         "assigned, not added", "{t} keeps one output's contribution where several outputs reach "
         "the same element ({k} of {size} elements of {t} are shared by two or more outputs, e.g. "
@@ -1040,6 +1060,21 @@ DIAGNOSES: dict[str, Record] = {
         "must add (+=); it equals the {which} output's contribution alone there",
         "accumulate: {t}[...] += ..., so the gradients of every output that reads an element "
         "add up", "21-pooling.md"),
+    "attention-mask-after": Record(  # _attention_mask_signature (bugs43 M1: CausalAttentionMaskAfter)
+        "attention masked after the softmax", "{t} is wrong because forward masks after the softmax: its weights "
+        "are softmax(Q K^T{scale}) * mask, the {which} mask applied to probabilities (each row's masked keys still "
+        "take part in its normalisation, and its weights no longer sum to 1), so a softmax's Jacobian in backward "
+        "is not the derivative of what forward computes; multiplying by the mask after the softmax is not causal "
+        "attention", "mask the scores before the softmax: S = np.where(mask, Q K^T{scale}, -np.inf) (or -1e9), P = "
+        "softmax(S); then dS = P * (dP - (dP * P).sum(axis=-1, keepdims=True)){scale_fix} (P = 0 at the masked "
+        "keys: no mask is needed in backward)", "33-attention.md"),
+    "attention-backward-unmasked": Record(  # _attention_mask_signature (bugs43 M1: CausalAttentionBackNoMask)
+        "attention's mask left out of backward", "{t} is what backward gives with the softmax's Jacobian built from "
+        "softmax(Q K^T{scale}) over every key, the mask left out, while forward's weights P are the softmax over "
+        "the unmasked keys alone (the {which} mask: P = 0 at the others): the masked keys get a gradient, and the "
+        "unmasked ones a wrong one", "use the P forward computed (cache it): dS = P * (dP - (dP * P).sum(axis=-1, "
+        "keepdims=True)){scale_fix}, then dQ = dS @ K and dK = dS^T @ Q; a softmax recomputed in backward needs "
+        "forward's mask too", "33-attention.md"),
     "attention-softmax-diagonal": Record(
         "attention softmax Jacobian diagonal only", "{t} uses only the diagonal of the attention softmax's "
         "Jacobian: backward computes dS = P * (1 - P) * dP (P = softmax(Q K^T{scale}), forward's weights; dP = dY @ "
@@ -1080,6 +1115,18 @@ DIAGNOSES: dict[str, Record] = {
         "({k} elements), as average pooling's backward does, while forward takes the window's maximum",
         "route each window's dY to the element forward picked, its maximum alone (a mask of X == the window's "
         "max, or the argmax cached in forward): {t}[window] += (window == window.max()) * dY", "21-pooling.md"),
+    "maxpool-spread-whole": Record(  # bugs43 M1: maxpool_spread (_window_signature)
+        "max-pool gradient given to the whole window", "{t} gives each output's whole gradient to every element of "
+        "its pooling window ({k} elements), as an average pool's routing without its division would, while forward "
+        "takes the window's maximum: only the maximum moved the output",
+        "route each window's dY to the element forward picked, its maximum alone (a mask of X == the window's "
+        "max, or the argmax cached in forward): {t}[window] += (window == window.max()) * dY", "21-pooling.md"),
+    "maxpool-unravel-swapped": Record(  # bugs43 M1: maxpool_unravel (_pool_unravel_signature)
+        "the argmax unravelled with the window's axes swapped", "{t} routes each window's dY to "
+        "np.unravel_index(argmax, {wrong}) of a {ph}x{pw} window (pool_height x pool_width): the window's shape with "
+        "its axes swapped, so the maximum's row and column are read wrongly and dY lands on another element "
+        "({k} of {o} windows; right only for a square window)", "unravel with the window's own shape: "
+        "np.unravel_index(np.argmax(window), window.shape), i.e. (pool_height, pool_width)", "21-pooling.md"),
     "pool-stride-ignored": Record(
         "the stride ignored in backward", "{t} is {mode} pooling's gradient over windows whose corners are at (h, w), "
         "not at (h*stride, w*stride): forward (stride {s}, windows of {k}) takes output (h, w)'s window from row "
@@ -1142,6 +1189,9 @@ DIAGNOSES: dict[str, Record] = {
     "lstm-line": Record(
         "a line of the LSTM step's backward", "{t} is what an LSTM step's backward gives with {got} where {right} is "
         "due{why}", "{fix}", "32-lstm.md"),
+    "rnn-line": Record(  # _rnn_signature (bugs43 M1: RNNPreactDeriv, RNNWhCurrent)
+        "a line of the RNN's backward through time", "{t} is what a tanh RNN's backward through time gives with "
+        "{got} where {right} is due{why}", "{fix}", "31-rnn-bptt.md"),
     "cost-delta-factor": Record(
         "the cost and its delta disagree", "{t} is exactly the gradient of {form}, the cost whose output delta "
         "backprop starts from ({delta}), but the cost forward computes, {fn}, is {c:.6g} times that: the cost and "
@@ -3613,6 +3663,90 @@ def _eps_dropped(m, n, X):
     return None
 
 
+def _scale_of_input_signature(L: _Layer, key, m, n):
+    """A normalisation's scale gradient taken with the raw input for x_hat (bugs43 M1, bn_gammax: CS231n's
+    ``dgamma = np.sum(dout * x, axis=0)``): ``key`` a 1-D parameter (or input beside x) of the feature axis' size (the
+    last, or axis 1 of a 4-D input), ``m`` equal to ``(G * X).sum`` over the other axes and ``n``, the correct
+    gradient, to ``(G * x_hat).sum`` over them (x_hat: X standardised over the batch axes or the features, 1e-3) and
+    not ``m``."""
+    X, G = np.asarray(L.inputs[0], dtype=np.float64), L.G
+    given = {**L.params, **{k: x for k, x in zip(L.keys[1:], L.inputs[1:], strict=True)}}
+    if key == L.keys[0] or key not in given or np.ndim(m) != 1 or G.shape != X.shape or X.ndim < 2 or close(
+            m, n, 1e-5):
+        return None
+    for feat in (X.ndim - 1, 1):
+        axes = tuple(a for a in range(X.ndim) if a != feat)
+        if X.shape[feat] != m.size or not close(m, (G * X).sum(axis=axes), 1e-6, 1e-9):
+            continue
+        for stat, scope in ((axes, "batch"), ((feat,), "per-sample")):  # BatchNorm's statistics, LayerNorm's
+            xc = X - X.mean(axis=stat, keepdims=True)
+            sd = np.sqrt((xc * xc).mean(axis=stat, keepdims=True))
+            if np.all(sd > 0) and close(n, (G * xc / sd).sum(axis=axes), 1e-3, 1e-3 * np.abs(n).max()):
+                ax = f"axis={axes[0] if len(axes) == 1 else axes}"
+                return "scale-grad-of-input", {"x": L.names[0], "p": key.lstrip("@"), "ax": ax, "scope": scope,
+                                               "stat": _axes_text(stat)}
+    return None
+
+
+_EPS_FORMS = {"inside": ("inside the square root", "np.sqrt(var + eps)"),
+              "outside": ("outside the square root", "(np.sqrt(var) + eps)")}
+
+
+def _eps_grads(form: str, u, sd, e, dxh, z_f, istd_f, mean):
+    """Two backwards of a normalisation whose eps sits ``form`` ("inside": ``u / sqrt(var + e)``; "outside": ``u /
+    (sd + e)``), ``u`` the centred input, ``dxh = dY * gamma``: the exact derivative of that form, and its formula
+    evaluated with another forward's cached ``z_f`` (x_hat) and ``istd_f`` (1 / its denominator)."""
+    if form == "inside":
+        istd = 1 / np.sqrt(sd**2 + e)
+        z = u * istd
+        return (istd * (dxh - mean(dxh) - z * mean(dxh * z)),
+                istd_f * (dxh - mean(dxh) - z_f * mean(dxh * z_f)))
+    istd = 1 / (sd + e)
+    return (istd * (dxh - mean(dxh)) - istd**2 * (u / sd) * mean(dxh * u),
+            istd_f * (dxh - mean(dxh)) - istd_f * (u / sd) * mean(dxh * z_f))
+
+
+def _eps_placement(L: _Layer, m, n, X):
+    """A normalisation (features on the last axis, statistics over it or over the others) whose forward puts its eps
+    on one side of the square root, ``(x - mean) / (sqrt(var) + eps)`` or ``/ sqrt(var + eps)``, and whose backward
+    differentiates the other (bugs43 M2: LayerNormEpsOutside, named "wrong weights"): Y fitted as ``gamma * x_hat +
+    beta`` per feature to 1e-9 for one form and an eps (:data:`_NORM_EPS`, the layer's own numbers), ``n`` that
+    form's derivative, ``m`` the other form's (exact, or its formula with forward's cached x_hat) and not ``n``."""
+    Y, G = np.asarray(L.Y, dtype=np.float64), L.G
+    if X.ndim < 2 or Y.shape != X.shape or G.shape != X.shape or close(m, n, 1e-9):
+        return None
+    D, x = X.shape[-1], X.reshape(-1, X.shape[-1]).astype(np.float64)
+    epss = dict.fromkeys([e for e in (*_NORM_EPS, *L.numbers.values()) if 0 < e <= 0.1])
+    for axis, scope, group in ((1, "per-sample", "sample"), (0, "batch", "feature")):
+        mean = functools.partial(np.mean, axis=axis, keepdims=True)
+        u = x - mean(x)
+        sd = np.sqrt(mean(u * u))
+        if not np.all(sd > 0) or x.shape[axis] < 2:
+            continue
+        for e, form in itertools.product(epss, _EPS_FORMS):
+            istd = 1 / np.sqrt(sd**2 + e) if form == "inside" else 1 / (sd + e)
+            z = u * istd
+            y, zc = Y.reshape(-1, D), z - z.mean(axis=0)  # per feature j: Y[:, j] = g_j z[:, j] + b_j, least squares
+            zz = (zc * zc).sum(axis=0)
+            if not np.all(zz > 0):
+                continue
+            g = (zc * (y - y.mean(axis=0))).sum(axis=0) / zz
+            if not close(z * g + (y - z * g).mean(axis=0), y, 1e-9, 1e-12):
+                continue
+            dxh = G.reshape(-1, D) * g
+            other = "outside" if form == "inside" else "inside"
+            if not close(_eps_grads(form, u, sd, e, dxh, z, istd, mean)[0].reshape(X.shape), n, 1e-6, 1e-12):
+                return None  # forward's form, but n is not its derivative: not this
+            if any(close(c.reshape(X.shape), m, 1e-6, 1e-12) for c in _eps_grads(other, u, sd, e, dxh, z, istd, mean)):
+                ax = "axis=-1" if axis == 1 else f"axis={tuple(range(X.ndim - 1)) if X.ndim > 2 else 0}"
+                return "eps-placement", {
+                    "got": f"the gradient of (x - mean) / {_EPS_FORMS[other][1]}, eps {_EPS_FORMS[other][0]}",
+                    "fwd": _EPS_FORMS[form][0], "fwd_form": _EPS_FORMS[form][1], "eps": e, "scope": scope,
+                    "ax": ax, "group": group}
+            return None
+    return None
+
+
 def _norm_signature(m, n, X, tol=1e-3, G=None, bessel=lambda: None):
     """A normalisation's dX without the paths through its statistics: the correct ``n`` is ``m``
     with its per-group mean and x_hat component projected out (BatchNorm, LayerNorm), or ``m`` plus
@@ -3726,6 +3860,8 @@ def _context_signature(L: _Layer, t, key, m, n):
         bessel = functools.cache(lambda: None if L.eval_mode else _bessel_forward(L, xi))
         if (f := _factor_weight_left_out(L, m, n)) is not None:
             return f
+        if (f := _eps_placement(L, m, n, xi)) is not None:
+            return f  # bugs43 M2: before the paths' weights, which it was named as
         if (f := _norm_signature(m, n, xi, G=L.G, bessel=bessel)) is not None:
             return _test_mode_batch(L, f, xi) if L.eval_mode else f
         if (f := _group_norm_signature(m, n, xi)) is not None:
@@ -3935,7 +4071,8 @@ def _activation_signature(m, n, inputs, Y, G):
             for code, wrong in (("softmax-jacobian-plus", Y * (G + dot(G * Y))),
                                 ("softmax-jacobian-no-outer", Y * G),  # tester31m: np.diagflat(p) alone
                                 ("softmax-jacobian-inner", Y * G - dot(Y * Y) * dot(G)),
-                                ("softmax-jacobian-at-input", X * (G - dot(G * X)) if X.dtype.kind == "f" else None)):
+                                ("softmax-jacobian-at-input", X * (G - dot(G * X)) if X.dtype.kind == "f" else None),
+                                ("softmax-jacobian-input-inside", Y * (G - dot(G * X)) if X.dtype.kind == "f" else None)):
                 if wrong is not None and close(m, wrong, 1e-5):
                     return code, {"axis": axis % Y.ndim if Y.ndim > 2 else -1}
         for other in range(Y.ndim):  # the sum over another axis than the softmax's
@@ -4694,6 +4831,16 @@ _LSTM_LINES = (
         "got": "dc_t = {dc_}{dh} * o", "right": "dc_t = {dc_}{dh} * o * (1 - tanh(c_t)**2)",
         "why": ": h_t = o * tanh(c_t), so the path from h_t to c_t passes tanh's derivative",
         "fix": "dc_t = {dc_}{dh} * o * (1 - np.tanh(c_t)**2), then di, df, dg from dc_t"}),
+    ({"tanh_c": "pre"}, {  # bugs43 M1: lstm_cderiv_step
+        "got": "dc_t = {dc_}{dh} * o * (1 - c_t**2), tanh's derivative at the cell state c_t itself,",
+        "right": "dc_t = {dc_}{dh} * o * (1 - tanh(c_t)**2)",
+        "why": ": h_t = o * tanh(c_t), and tanh's derivative written in its output, 1 - out**2, needs the output "
+               "tanh(c_t), not its input c_t", "fix": "dc_t = {dc_}{dh} * o * (1 - np.tanh(c_t)**2), with tanh(c_t) "
+               "cached in forward"}),
+    ({"o_from": "c"}, {  # bugs43 M1: lstm_ogate_step
+        "got": "do = {dh} * c_t, the cell state,", "right": "do = {dh} * tanh(c_t)",
+        "why": ": h_t = o * tanh(c_t) multiplies the output gate by tanh(c_t), not by c_t",
+        "fix": "do = {dh} * np.tanh(c_t), with tanh(c_t) cached in forward"}),
     ({"f_from": "dh"}, {
         "got": "df = {dh} * c_prev", "right": "df = dc_t * c_prev",
         "why": ": f reaches the outputs through c_t alone, whose whole gradient is dc_t = {dc_}{dh} * o * "
@@ -4705,13 +4852,15 @@ _LSTM_LINES = (
 )
 
 
-def _lstm_step(xs, order, dh, dc, *, f_cell=False, carry=True, local=None, tanh_c=True, stack=None, f_from="dc_t"):
+def _lstm_step(xs, order, dh, dc, *, f_cell=False, carry=True, local=None, tanh_c=True, stack=None, f_from="dc_t",
+               o_from="tanh"):
     """One LSTM step (lessons/32-lstm.md): ``a = x Wx + h Wh + b`` for ``xs = (x, h, c, Wx, Wh, b)`` (x (N, D), h and c
     (N, H), Wx (D, 4H), Wh (H, 4H), b (4H,), float64), its four blocks of H columns the gates in ``order`` (a
     permutation of "ifgo": CS231n's i, f, o, g; PyTorch's i, f, g, o), i, f, o sigmoids and g a tanh, ``c_t = f c +
     i g``, ``h_t = o tanh(c_t)``; and its backward for the upstream gradients ``dh``, ``dc`` (N, H) with at most one
     line changed: ``f_cell`` (df = dc_t * c_t), ``carry=False`` (dc_prev = dc_t), ``tanh_c=False`` (dc_t = dc + dh *
-    o), ``f_from`` "dh" or "dc" (df from that upstream gradient alone), ``local`` (``{gate: "pre" or "none"}``: its
+    o; ``"pre"``: dc + dh * o * (1 - c_t**2)), ``f_from`` "dh" or "dc" (df from that upstream gradient alone),
+    ``o_from="c"`` (do = dh * c_t), ``local`` (``{gate: "pre" or "none"}``: its
     derivative taken at its pre-activation, or left out), ``stack`` (the gates' gradients joined in that order).
     Returns ``((h_t, c_t), {role: gradient})``, roles x, h, c, Wx, Wh, b in ``xs``'s shapes."""
     x, h, c, Wx, Wh, b = xs
@@ -4721,9 +4870,9 @@ def _lstm_step(xs, order, dh, dc, *, f_cell=False, carry=True, local=None, tanh_
     z = {k: np.tanh(v) if k == "g" else _sig(v) for k, v in cut.items()}
     c_t = z["f"] * c + z["i"] * z["g"]
     tc = np.tanh(c_t)
-    dct = dc + dh * z["o"] * ((1 - tc ** 2) if tanh_c else 1)
+    dct = dc + dh * z["o"] * ((1 - c_t ** 2) if tanh_c == "pre" else (1 - tc ** 2) if tanh_c else 1)
     dz = {"i": dct * z["g"], "f": {"dc_t": dct, "dh": dh, "dc": dc}[f_from] * (c_t if f_cell else c),
-          "g": dct * z["i"], "o": dh * tc}
+          "g": dct * z["i"], "o": dh * (c_t if o_from == "c" else tc)}
 
     def slope(k):  # the gate's derivative as backward writes it
         u = cut[k] if local.get(k) == "pre" else z[k]
@@ -4849,6 +4998,101 @@ def _lstm_signature(L: _Layer, manual: Mapping, numer: Mapping, failing: Sequenc
     return []
 
 
+#: One line of a tanh RNN's backward through time changed (:func:`_rnn_bptt`'s knobs): ``(knobs, fields of
+#: "rnn-line")``.
+_RNN_LINES = (
+    ({"pre": True}, {  # github.com/OT1devl/Deep-Learning: derv_tanh(x) = 1 - x**2 given the pre-activation
+        "got": "da = dh * (1 - a**2), tanh's derivative at the pre-activation a = x_t Wx + h_prev Wh + b,",
+        "right": "da = dh * (1 - h_t**2)", "why": ": h_t = tanh(a), and tanh's derivative written in its output, "
+        "1 - out**2, needs the output h_t, not its input a", "fix": "da = dh * (1 - h_t**2), h_t the step's output "
+        "(cached in forward)"}),
+    ({"wh_from": "current"}, {  # github.com/leoniloris/Visualization-In-Data-Science: prev_s.T.dot(d_Ws)
+        "got": "dWh += h_t.T @ da, the step's own output,", "right": "dWh += h_prev.T @ da",
+        "why": ": a = x_t Wx + h_prev Wh + b multiplies Wh by the hidden state the step was given, h_(t-1)",
+        "fix": "dWh += h_prev.T @ da, with h_prev = h_(t-1) (h0 at the first step) kept in the cache"}),
+)
+
+
+def _rnn_bptt(x, h0, Wx, Wh, b, G, *, pre=False, wh_from="prev"):
+    """A tanh RNN over a sequence (lessons/31-rnn-bptt.md): ``h_t = tanh(x_t Wx + h_(t-1) Wh + b)`` for x (N, T, D),
+    h0 (N, H), Wx (D, H), Wh (H, H), b (H,), and its backward through time for the upstream gradient G (N, T, H) with
+    at most one line changed: ``pre`` (da = dh * (1 - a**2)), ``wh_from="current"`` (dWh from h_t, not h_(t-1)).
+    Returns ``(H (N, T, H), {role: gradient})``, roles x, h0, Wx, Wh, b."""
+    T = x.shape[1]
+    hs, As = [h0], []
+    for t in range(T):
+        As.append(x[:, t] @ Wx + hs[-1] @ Wh + b)
+        hs.append(np.tanh(As[-1]))
+    g = {"x": np.zeros_like(x), "Wx": np.zeros_like(Wx), "Wh": np.zeros_like(Wh), "b": np.zeros_like(b)}
+    dh = np.zeros_like(h0)
+    for t in reversed(range(T)):
+        da = (G[:, t] + dh) * (1 - (As[t] if pre else hs[t + 1]) ** 2)
+        g["x"][:, t] = da @ Wx.T
+        g["Wx"] += x[:, t].T @ da
+        g["Wh"] += (hs[t + 1] if wh_from == "current" else hs[t]).T @ da
+        g["b"] += da.sum(axis=0)
+        dh = da @ Wh.T
+    return np.stack(hs[1:], axis=1), g | {"h0": dh}
+
+
+def _rnn_layout(L: _Layer):
+    """How the checked layer is a tanh RNN over a sequence (:func:`_rnn_bptt`), read from the arrays' shapes, never
+    their names: the first input x (N, T, D), optionally h0 (N, H) second (CS231n's ``rnn_forward(x, h0, Wx, Wh,
+    b)``; else h0 = 0), then inputs or parameters that are a weight (D, H) or (H, D), one (H, H) (as such or
+    transposed) and biases of H entries, nothing else; forward recomputed to 1e-9. Returns ``(xs, named)`` (the
+    arrays as :func:`_rnn_bptt` takes them; ``named(grads)``: its gradients as the layer's ``{grad name: array}``) or
+    None."""
+    xs, Y = L.inputs, np.asarray(L.Y, dtype=np.float64)
+    if not xs or np.ndim(xs[0]) != 3 or Y.ndim != 3 or Y.shape[:2] != xs[0].shape[:2] or L.G.shape != Y.shape:
+        return None
+    (N, _, D), H = xs[0].shape, Y.shape[2]
+    h0_in = len(xs) > 1 and np.shape(xs[1]) == (N, H)
+    rest = [*zip(L.names[1 + h0_in:], xs[1 + h0_in:], strict=False), *L.params.items()]
+    bias = [(k, v) for k, v in rest if np.shape(v) in ((H,), (1, H), (H, 1))]
+    mats = [(k, v) for k, v in rest if (k, v) not in bias and np.ndim(v) == 2 and set(np.shape(v)) <= {D, H}]
+    if len(mats) != 2 or len(mats) + len(bias) != len(rest) or not all(
+            isinstance(v, np.ndarray) and v.dtype.kind == "f" for _, v in rest):
+        return None
+    x = np.asarray(xs[0], dtype=np.float64)
+    h0 = np.asarray(xs[1], dtype=np.float64) if h0_in else np.zeros((N, H))
+    b = sum((np.reshape(np.asarray(v, dtype=np.float64), -1) for _, v in bias), np.zeros(H))
+    for (kx, vx), (kh, vh) in (mats, mats[::-1]):
+        for tx, th in itertools.product((False, True), repeat=2):
+            Wx, Wh = (np.asarray(v, dtype=np.float64) for v in (vx.T if tx else vx, vh.T if th else vh))
+            if Wx.shape != (D, H) or Wh.shape != (H, H) or not close(_rnn_bptt(x, h0, Wx, Wh, b, L.G)[0], Y, 1e-9):
+                continue
+            roles = {"x": L.names[0], "Wx": kx, "Wh": kh} | ({"h0": L.names[1]} if h0_in else {})
+
+            def named(grads, roles=roles, turned=(tx, th)):
+                shapes = {"Wx": turned[0], "Wh": turned[1]}
+                out = {V.grad_name(k): grads[r].T if shapes.get(r) else grads[r] for r, k in roles.items()}
+                return out | {V.grad_name(k): np.reshape(grads["b"], np.shape(v)) for k, v in bias}
+            return (x, h0, Wx, Wh, b), named
+    return None
+
+
+def _rnn_signature(L: _Layer, manual: Mapping, numer: Mapping, failing: Sequence[str]) -> list[Finding]:
+    """The findings of a tanh RNN's backward through time (bugs43 M1: tanh's derivative at the pre-activation, dWh
+    from h_t; "no known bug pattern"): a layer recognised by :func:`_rnn_layout`, whose correct backward, recomputed
+    here, is the numerical gradient of every tensor, and whose gradients, every one, are those of :func:`_rnn_bptt`
+    with one known line changed (:data:`_RNN_LINES`), as :func:`_lstm_signature` names an LSTM step's. One finding per
+    failing tensor, or [] when nothing matched exactly."""
+    if not failing or (lay := _rnn_layout(L)) is None:
+        return []
+    xs, named = lay
+    try:
+        with np.errstate(all="ignore"):
+            if not _agree(named(_rnn_bptt(*xs, L.G)[1]), numer):
+                return []
+            for knobs, fields in _RNN_LINES:
+                got = named(_rnn_bptt(*xs, L.G, **knobs)[1])
+                if all(np.all(np.isfinite(a)) for a in got.values()) and _agree(got, manual):
+                    return [_find("rnn-line", k, **fields) for k in failing]
+    except (ValueError, FloatingPointError, IndexError, KeyError):  # not an RNN's numbers: nothing named
+        return []
+    return []
+
+
 def _swapped_upstream_signature(L: _Layer, key, m):
     """``backward(dh, dc)`` that uses ``dc`` where ``dh`` is due (two outputs, checked as one stacked ``Y``):
     ``m`` is the correct gradient for the upstream with two outputs' gradients exchanged."""
@@ -4880,6 +5124,8 @@ def _window_signature(L: _Layer, key, m):
         return None  # not a max pool over these windows
     if close(m.ravel(), (windows * (G / sizes)[:, None]).sum(axis=0), 1e-5):
         return "maxpool-spread-evenly", {"k": int(np.median(sizes))}
+    if close(m.ravel(), (windows * G[:, None]).sum(axis=0), 1e-5):  # bugs43 M1: dx[window] += dY
+        return "maxpool-spread-whole", {"k": int(np.median(sizes))}
     if close(m.ravel(), _pooled(windows, -flat, G, "max"), 1e-5):  # tester27s: np.argmin for np.argmax
         return "maxpool-argmin", {}
     shared = int(np.sum(windows.sum(axis=0) > 1))
@@ -4966,6 +5212,48 @@ def _pool_stride_signature(L: _Layer, key, m, n):
                 return "pool-stride-ignored", {"s": moved[0] if len(set(moved)) == 1 else tuple(moved), "mode": mode,
                                                "k": "x".join(str(int(e)) for e in extent[strides > 1])}
             return None
+    return None
+
+
+def _pool_unravel_signature(L: _Layer, key, m, n):
+    """A max pool's backward that unravels each window's flat argmax with the window's shape swapped
+    (``np.unravel_index(np.argmax(win), (pw, ph))`` for a ph x pw window, bugs43 M1: maxpool_unravel): forward's
+    windows (:func:`_forward_windows`) are boxes of one non-square 2-D extent (:func:`_window_boxes`), the correct
+    gradient is max pooling's over them, and ``m`` routes output o's dY to row ``k // pw'`` and column ``k % pw'``
+    of its box (``k`` the maximum's row-major index in the box, ``pw'`` = ph the swapped width), clipped into the
+    window or not."""
+    if (got := _input_of(L, key, m)) is None or L.Y.size >= got[1].size or not np.all(np.isfinite(n)):
+        return None
+    i, x = got
+    windows = _forward_windows(L, i, x)
+    if (boxes := _window_boxes(windows, x.shape, L.Y.shape)) is None:
+        return None
+    strides, extent = boxes
+    axes = [a for a, e in enumerate(extent) if e > 1]
+    flat, G = x.ravel(), L.G.ravel()
+    if len(axes) != 2 or extent[axes[0]] == extent[axes[1]] or not close(
+            n.ravel(), _pooled(windows, flat, G, "max"), 1e-5):
+        return None
+    ph, pw = (int(extent[a]) for a in axes)
+    idx = np.array(np.unravel_index(np.arange(L.Y.size), L.Y.shape)).T
+    for clip in (True, False):
+        bug, moved = np.zeros(x.shape), 0
+        for o, corner in enumerate(idx * strides):
+            box = x[tuple(slice(c, c + e) for c, e in zip(corner, extent))].reshape(ph, pw)
+            k = int(np.argmax(box))
+            r, q = divmod(k, ph)  # np.unravel_index(k, (pw, ph))
+            r, q = (min(r, ph - 1), min(q, pw - 1)) if clip else (r, q)
+            at = corner.copy()
+            at[axes[0]] += r
+            at[axes[1]] += q
+            if np.any(at >= np.array(x.shape)):
+                break
+            moved += (r, q) != divmod(k, pw)
+            bug[tuple(at)] += G[o]
+        else:
+            if moved and close(m, bug, 1e-5):
+                return "maxpool-unravel-swapped", {"ph": ph, "pw": pw, "wrong": f"({pw}, {ph})", "k": moved,
+                                                   "o": L.Y.size}
     return None
 
 
@@ -5360,15 +5648,18 @@ def _conv_stride_signature(L: _Layer, key, m, n):
     with stride ``s >= 2`` and padding ``p`` (the pair whose forward, recomputed from them, is Y to 1e-9); ``m`` is
     dX (the padded one's crop) or dW computed with each window at (i, j) in place of (i*s, j*s), and not ``n``."""
     X, Y, G = L.inputs[0], np.asarray(L.Y), L.G
-    ws = [k for k, w in L.params.items() if np.ndim(w) == 4]
-    if (len(L.inputs) != 1 or X.ndim != 4 or Y.ndim != 4 or len(ws) != 1 or key not in (L.keys[0], ws[0])
-            or G.shape != Y.shape or Y.size > 20000 or close(m, n, 1e-5)):
+    # the weight a parameter, or a CS231n pair's input beside x (conv_forward(x, w, b, conv_param): bugs43 M1)
+    given = {**L.params, **{k: x for k, x in zip(L.keys[1:], L.inputs[1:], strict=True)}}
+    ws = [k for k, w in given.items() if np.ndim(w) == 4]
+    if (X.ndim != 4 or Y.ndim != 4 or len(ws) != 1 or key not in (L.keys[0], ws[0]) or any(
+            np.ndim(x) not in (1, 4) for x in L.inputs[1:]) or G.shape != Y.shape or Y.size > 20000
+            or close(m, n, 1e-5)):
         return None
-    W = np.asarray(L.params[ws[0]], dtype=np.float64)
+    W = np.asarray(given[ws[0]], dtype=np.float64)
     (N, C, H, Wd), (F, C2, kh, kw), (_, _, Ho, Wo) = X.shape, W.shape, Y.shape
     if C2 != C or Y.shape[:2] != (N, F):
         return None
-    b = [np.asarray(w) for k, w in L.params.items() if np.shape(w) == (F,)]
+    b = [np.asarray(w) for k, w in given.items() if np.shape(w) == (F,)]
     for p in range(max(kh, kw)):
         Xp = np.pad(X, ((0, 0), (0, 0), (p, p), (p, p)))
         for s in range(2, max(kh, kw, 2) + 2):
@@ -5756,6 +6047,8 @@ def _signatures(L: _Layer, res: CheckResult, diag: Diagnosis) -> None:
     named |= {f.tensor for f in nielsen}
     diag.findings += (lstm := _lstm_signature(L, manual, numer, [t for t in failing if t not in named]))
     named |= {f.tensor for f in lstm}
+    diag.findings += (rnn := _rnn_signature(L, manual, numer, [t for t in failing if t not in named]))
+    named |= {f.tensor for f in rnn}
     for rec in res.records:
         c, t = rec.get("manual-vs-numerical"), rec.tensor
         if (rec.kind == "gradient" and not rec.passed and t not in named and c is not None
@@ -6454,16 +6747,19 @@ _DETECTORS = (
     lambda L, t, key, m, n: _loop_overwrite_signature(L, key, m),
     lambda L, t, key, m, n: _window_signature(L, key, m),
     lambda L, t, key, m, n: _pool_stride_signature(L, key, m, n),
+    lambda L, t, key, m, n: _pool_unravel_signature(L, key, m, n),  # bugs43 M1: unravel_index(k, (pw, ph))
     lambda L, t, key, m, n: _swapped_upstream_signature(L, key, m),
     lambda L, t, key, m, n: _inside_derivative_signature(L, key, m),
     lambda L, t, key, m, n: _tanh_preactivation_signature(L, key, m, n),
     lambda L, t, key, m, n: _norm_axis_signature(L, key, m, n),
+    lambda L, t, key, m, n: _scale_of_input_signature(L, key, m, n),  # bugs43 M1: dgamma from x, not x_hat
     lambda L, t, key, m, n: _skip_signature(L, key, m, n),
     lambda L, t, key, m, n: _gate_signature(L, key, m, n),
     lambda L, t, key, m, n: _conv_transpose_stride_signature(L, key, m, n),
     lambda L, t, key, m, n: _conv_stride_signature(L, key, m, n),  # newuser35 L1
     lambda L, t, key, m, n: _next_h_signature(L, key, m, n),
     lambda L, t, key, m, n: _attention_softmax_signature(L, key, m, n),
+    lambda L, t, key, m, n: _attention_mask_signature(L, key, m, n),  # bugs43 M1: a causal mask's two slips
     lambda L, t, key, m, n: _tied_signature(L, key, m, n),
     lambda L, t, key, m, n: _head_merge_signature(L, key, m, n),
     lambda L, t, key, m, n: _attention_use_signature(L, key, m, n),
@@ -6522,6 +6818,41 @@ def _attention_softmax_signature(L: _Layer, key, m, n):
         back = (lambda d: d @ K) if key[1:] == L.names[0] else (lambda d: d.swapaxes(-1, -2) @ Q)
         if close(n, back(right), 1e-5) and close(m, back(diag), 1e-5) and not close(m, n, 1e-5):
             return "attention-softmax-diagonal", {"scale": scale, "scale_fix": fix and f" * (1{fix})"}
+    return None
+
+
+def _attention_mask_signature(L: _Layer, key, m, n):
+    """Masked scaled dot-product attention (the inputs Q, K, V in that order, ``s`` 1/sqrt(d) or 1, a causal mask
+    aligned at the first or the last key; bugs43 M1, lynx-cortex's masking page): forward's output recomputed as
+    ``(softmax(Q K^T s) * mask) V``, the mask applied after the softmax (``attention-mask-after``, where the masked
+    softmax's output differs); or as the masked softmax's, and ``m``, dQ or dK, through the softmax Jacobian of the
+    unmasked softmax while ``n`` is through the masked one's (``attention-backward-unmasked``)."""
+    if len(L.inputs) != 3 or not key.startswith("@") or key[1:] not in L.names[:2] or close(m, n, 1e-5):
+        return None
+    Q, K, V = L.inputs
+    if not all(a.dtype.kind == "f" and a.ndim >= 2 for a in (Q, K, V)) or Q.shape[-1] != K.shape[-1] \
+            or K.shape[-2] != V.shape[-2] or min(Q.shape[-2], K.shape[-2]) < 2:
+        return None
+    T, S = Q.shape[-2], K.shape[-2]
+    back = (lambda d: d @ K) if key[1:] == L.names[0] else (lambda d: d.swapaxes(-1, -2) @ Q)
+    dP = L.G @ V.swapaxes(-1, -2) if L.G.shape == L.Y.shape else None
+    for s, scale, fix in ((1 / np.sqrt(Q.shape[-1]), f" / sqrt({Q.shape[-1]})", f" / np.sqrt({Q.shape[-1]})"),
+                          (1.0, "", "")):
+        Z = Q @ K.swapaxes(-1, -2) * s
+        Pu = softmax(Z)
+        if (Pu @ V).shape != L.Y.shape or dP is None:
+            return None
+        for k, which in dict.fromkeys(((0, "causal"), (S - T, "causal (aligned at the last key)"))):
+            mask = np.tri(T, S, k, dtype=bool)
+            if mask.all() or not mask.any(axis=-1).all():
+                continue
+            P = softmax(np.where(mask, Z, -np.inf))
+            fields = {"scale": scale, "scale_fix": fix and f" * (1{fix})", "which": which}
+            if close((Pu * mask) @ V, L.Y, 1e-8) and not close(P @ V, L.Y, 1e-8):
+                return "attention-mask-after", fields
+            if close(P @ V, L.Y, 1e-8) and close(n, back(P * (dP - (dP * P).sum(axis=-1, keepdims=True)) * s), 1e-5) \
+                    and close(m, back(Pu * (dP - (dP * Pu).sum(axis=-1, keepdims=True)) * s), 1e-5):
+                return "attention-backward-unmasked", fields
     return None
 
 
@@ -6913,11 +7244,45 @@ def _diagnose_as_given(layer, X, owner: str, training, more, kw, drawn: bool) ->
         if drawn and (diag.passed or diag.codes[:1] == ["stale-cache"]):  # "wrong at another input": which?
             diag = at_straddled_inputs(layer, X, diag, lambda X2: _diagnose_variants(
                 layer, X2, owner, training, (None, None, False, upstream), kw), seed)
+        if reference is None and diag.passed:  # bugs43 H2 / bugs44: the CLI's and the API's one own-mean check
+            _own_mean_named(layer, X, diag, owner, seed)
         if not diag.passed and diag.result is not None:
             _name_bound(layer, X, diag, seed)
         _reuse_named(layer, diag, owner)
         _layout_named(diag)
         return diag
+
+
+def _own_mean_named(layer: Any, X: Any, diag: Diagnosis, owner: str, seed: int) -> None:
+    """The ``own-mean`` error (:func:`gradcheck._random_mean.own_eval_mean_finding`) added to ``diag``, a passing
+    diagnosis without a reference of a layer of one input checked in both modes whose training forward is random (held
+    fixed for the check: :data:`HELD`): its training output's mean compared with its own eval output, as built and
+    again at the other value of each constructor argument that can hide a wrong scale (p = 0.3 for p = 0.5). bugs43 H1
+    (inverted dropout scaled again at test time) and H2 (a drop probability p scaled by 1/p) PASSed; run here, so
+    ``gradcheck check`` and :func:`diagnose_layer` give one verdict (bugs43 L6: the API PASSed H2)."""
+    modes = [d for d in [diag, *diag.other_modes] if d.result is not None]
+    if {d.training for d in modes} != {True, False} or not any(f.code in HELD for d in modes for f in d.findings):
+        return
+    inputs = _probe_inputs(X, seed, owner)
+    if len(inputs) != 1 or inputs[0].ndim < 1:
+        return
+    shape = tuple(int(k) for k in inputs[0].shape)
+
+    def pairs():
+        yield layer, ""
+        for key, _, other in symmetric_args(layer):
+            try:
+                lay = built_with(layer, key, other, _probe_inputs(shape, seed, owner))
+            except Exception:  # noqa: BLE001 - a constructor refusing the value: not compared there
+                continue
+            try:
+                yield lay, f" at {key}={other:g}"
+            finally:
+                if lay is not layer and callable(getattr(lay, "release", None)):
+                    lay.release()
+
+    if (found := own_eval_mean_finding(pairs(), owner, shape, seed)) is not None:
+        diag.findings.append(found)
 
 
 def _layout_named(diag: Diagnosis) -> None:
@@ -7002,6 +7367,127 @@ def _reused_sublayer(layer: Any, owner: str) -> str | None:
     how = "inside a loop, once per pass" if n == 1 else "twice" if n == 2 else f"{n} times"
     lines = ", ".join(map(str, sorted({line for line, _ in calls[name]})))
     return f"forward calls self.{name} {how} (line {lines}), one object for every use"
+
+
+# The own-mean check's batch and rule (:func:`own_eval_mean_finding`), here as diagnose_layer runs it (bugs44: the
+# CLI and the API one pipeline); gradcheck._random_mean compares a random training forward's mean with --reference's
+# by the same ones.
+
+#: About how many entries the compared batch holds: the standard error of a dropout's mean ratio at p = 0.5 is then
+#: 1/sqrt(4000) = 0.016, so a 1/p against 1/(1-p) at p = 0.3 (a mean of 2.33 against 1) is 80 standard errors apart.
+ENTRIES = 4000
+
+#: The fewest samples the compared batch holds, so that per-sample means give the standard error.
+SAMPLES = 400
+
+#: How many standard errors of the difference make two means differ.
+SIGMAS = 6.0
+
+
+def _mean_ratio(Y: Any, X: np.ndarray) -> tuple[float, float, str, float | None, float] | None:
+    """``(mean, standard error, how, share, its standard error)`` of ``Y / X`` over the entries (``how``: "keeps 70%
+    of the entries, scaled by 1.43" when the ratio takes the values 0 and one scale alone; ``share`` the share of
+    entries kept, ``Y != 0``, None unless the ratio so takes one scale); None when ``Y`` is not an array of ``X``'s
+    shape."""
+    Y = np.asarray(Y, dtype=np.float64) if isinstance(Y, np.ndarray) else None
+    if Y is None or Y.shape != X.shape or not np.all(np.isfinite(Y)):
+        return None
+    r = Y / X
+    share, scale = kept_scale(Y, X)
+    how = f"keeps {share:.0%} of the entries, scaled by {scale:.4g}" if scale is not None else \
+        f"has Y / X averaging {r.mean():.4g}"
+    per = r.reshape(len(r), -1).mean(axis=1)  # the samples' means: independent, whatever a mask shares inside one
+    kept = (r != 0).reshape(len(r), -1).mean(axis=1)
+    return (float(r.mean()), float(per.std(ddof=1) / np.sqrt(per.size)), how, share if scale is not None else None,
+            float(kept.std(ddof=1) / np.sqrt(kept.size)))
+
+
+#: training forwards :func:`own_eval_mean_finding` averages over: a mask shared along the batch (AWD-LSTM's locked
+#: dropout, one Bernoulli per batch as stochastic depth draws) varies from call to call alone (verify43c F1, F2)
+OWN_CALLS = 8
+
+
+def _calls_mean(Ys: list, X: np.ndarray) -> tuple[float, float]:
+    """``(mean, standard error)`` of ``Y / X`` over the entries of training calls ``Ys``: the larger of the calls'
+    spread (right whatever a mask shares inside one call, when the calls draw anew) and the samples' (right for a mask
+    drawn anew per sample, also when the check holds one draw for every call); about 0 when neither varies."""
+    rs = [np.asarray(Y, dtype=np.float64) / X for Y in Ys]
+    if any(r.shape != X.shape or not np.all(np.isfinite(r)) for r in rs):
+        return float("nan"), 0.0
+    rs = [r for i, r in enumerate(rs) if not any(_same_call(r, q) for q in rs[:i])]  # a repeated draw counts once
+    calls = np.array([r.mean() for r in rs])
+    samples = np.concatenate([r.reshape(len(r), -1).mean(axis=1) for r in rs])
+    spread = float(calls.std(ddof=1) / np.sqrt(calls.size)) if calls.size > 1 else 0.0
+    return float(calls.mean()), max(spread, float(samples.std(ddof=1) / np.sqrt(samples.size)))
+
+
+def _same_call(a: Any, b: Any) -> bool:
+    """Whether two training outputs are one draw (the check held it): equal arrays of one shape."""
+    return isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.shape == b.shape and np.array_equal(a, b)
+
+
+def own_eval_mean_finding(pairs, cname: str, shape: tuple[int, ...], seed: int) -> Finding | None:
+    """The ``own-mean`` error Finding of the first ``(layer, at)`` of ``pairs`` whose training output is ``X`` times a
+    mask of 0 and one scale (a dropout) and whose mean, on one batch of positive entries (as
+    :func:`gradcheck._random_mean.random_mean_finding`'s), is more than :data:`SIGMAS` standard errors from the layer's own eval output
+    ``c X``; None when each agrees or cannot be compared (no claim). Without ``--reference`` the eval forward is the
+    reference: a dropout's expected training output is its eval output whichever convention it follows (inverted:
+    E[Y] = X and Y = X; classic: keep * X in both), so an inverted dropout scaled again at test time (Angel-ML/mlcore
+    issue 5) or a drop probability p scaled by 1/p (at p = 0.3: 2.33 X against X) FAILs, which agreeing gradients
+    never show (bugs43 H1, H2).
+
+    Parameters
+    ----------
+    pairs : iterable of (layer, str)
+        The checked layer (local or sandboxed) as built, then rebuilt at the other value of each argument that can
+        hide a wrong scale (``" at p=0.3"``: :func:`gradcheck.sources.symmetric_args`), with the words naming it.
+    cname : str
+        The layer's name, for the message.
+    shape : tuple of int
+        The checked input's shape (its batch axis grown as :func:`gradcheck._random_mean.random_mean_finding` grows it).
+    seed : int
+        The batch's seed.
+
+    Returns
+    -------
+    Finding or None
+        ``own-mean`` (severity ``error``: FAIL), or None.
+    """
+    rest = tuple(shape[1:])
+    n = max(int(shape[0]), -(-ENTRIES // max(1, int(np.prod(rest)))), SAMPLES)
+    X = np.random.default_rng([seed, 43]).uniform(0.5, 1.5, (n, *rest))
+    for layer, at in pairs:
+        try:
+            names, params = V.input_names(layer, 1), V.layer_params(layer, cname)
+            train = Call(layer, cname, [X], names, params, True)
+            Ys = [train.forward(X.copy()) for _ in range(2)]
+            if not _same_call(Ys[0], Ys[1]):  # calls that draw anew (the check holds most layers' draws): more
+                Ys += [train.forward(X.copy()) for _ in range(OWN_CALLS - 2)]
+            Y_eval = Call(layer, cname, [X], names, params, False).forward(X.copy())
+        except Exception:  # noqa: BLE001 - a forward that cannot take the larger batch: not compared, no claim
+            continue
+        got = _mean_ratio(Ys[0], X)
+        ok = isinstance(Y_eval, np.ndarray) and Y_eval.shape == X.shape and np.all(np.isfinite(Y_eval))
+        all_kept, c = kept_scale(Y_eval, X) if ok else (0.0, None)
+        if got is None or got[3] is None or not 0 < got[3] < 1 or c is None or all_kept != 1:
+            # not a dropout's mask (a random gain X * s keeps every entry: verify43c F7), or eval not c X
+            continue
+        mean, se = _calls_mean(Ys, X)
+        if not se > 1e-12 * max(1.0, abs(mean)) or abs(mean - c) <= SIGMAS * se + 1e-9 * abs(c):
+            # nothing seen to vary (one mask shared by every sample, the check's draws held from call to call):
+            # no standard error, no claim
+            continue
+        return Finding("own-mean", (
+            f"in training mode, {cname}'s output{at} averages {mean:.4g} X over {OWN_CALLS} calls of {X.size} "
+            f"entries, its own eval output is {c:.4g} X ({abs(mean - c) / se:.0f} standard errors apart; the masks "
+            f"are random, their "
+            f"mean is not): in training it {got[2]}. A dropout's expected training output is its eval output: "
+            "inverted dropout drops an entry with probability p and scales the kept ones by 1/(1 - p), so that "
+            "E[Y] = X in training, and leaves Y = X in eval (a scale of 1/p reads p as the probability of keeping an "
+            "entry, CS231n's convention; an eval forward scaled by 1 - p is classic dropout's, whose training mask "
+            "is not scaled); forward and backward agreeing with each other is not enough (the gradient check holds "
+            "your mask fixed)"), layer="Dropout")
+    return None
 
 
 def _classic_named(diag: Diagnosis, inputs: Sequence[np.ndarray], owner: str) -> None:

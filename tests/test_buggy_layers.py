@@ -254,7 +254,7 @@ def test_hit_rate_script_prints_the_table(capsys, monkeypatch):
 
     monkeypatch.setattr(buggy_layers, "EXPECTED", {"activations.py::ReLUNoMask": "missing-local-derivative",
                                                    "activations.py::TanhTwice": "wrong-sign"})
-    monkeypatch.setattr(buggy_layers, "UNNAMED", ["norm.py::BatchNormGammaFromX"])
+    monkeypatch.setattr(buggy_layers, "UNNAMED", ["activations.py::PReLUDalphaNoX"])
     main()
     out = capsys.readouterr().out
     assert "named bugs: 1/2 = 50%" in out and "unnamed bugs (must be 'wrong-values'): 1/1" in out
