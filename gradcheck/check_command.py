@@ -375,7 +375,27 @@ def _run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
     for line in lines:
         print(V.wrap(line))
     print()
-    return _report(args, layer, diag, cname, color, (jac_lines, jac_ok, jac_figs), unchecked)
+    return _report(args, layer, diag, cname, color, (jac_lines, jac_ok, jac_figs), unchecked,
+                   _checked_advice(args, layer, cname, init, shape, diag))
+
+
+def _checked_advice(args, layer, cname: str, init, shape, diag) -> str | None:
+    """A passing check's ``--reference manualprop.NAME`` advice (returned; None: as before) and its ``add --twin``
+    note (set on the results), each checked first to compute the layer's function (:mod:`gradcheck._same_function`;
+    outside44 M2: a tanh GELU was told manualprop.GELU, the erf form, and FAILed with it)."""
+    from ._same_function import reference_advice, twin_advice
+    from .sources import ADD_TWIN
+
+    if not diag.passed or getattr(args, "tape", False):
+        return None
+    results = [d.result for d in [diag, *diag.other_modes] if d.result is not None]
+    if any(r.twin_note == ADD_TWIN for r in results) and (note := twin_advice(layer, init, shape, args.seed)):
+        for r in results:
+            r.twin_note = note if r.twin_note == ADD_TWIN else r.twin_note
+    hint = _reference_hint(cname)
+    if "manualprop.NAME" in hint or _forward_compared(diag) or args.reference:
+        return None
+    return reference_advice(layer, cname, hint.removeprefix("--reference "), init, shape, args.seed)
 
 
 #: The start of :func:`gradcheck._validation.layer_params`'s warning of float32 parameters ("Linear.W is float32; it is
@@ -1014,8 +1034,9 @@ def _mini_batch_step(args, layer, label: str, shape, diag) -> None:
         diag.probes.append(Probe(STEP_PROBE, None if "not checked" in line else True, line))
 
 
-def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> int:
-    """The table, notes, plots, JSON and verdict of :func:`run_check`; returns the exit code."""
+def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked, advice: str | None = None) -> int:
+    """The table, notes, plots, JSON and verdict of :func:`run_check`; returns the exit code. ``advice``: a PASS's
+    forward advice checked first (:func:`_checked_advice`)."""
     jac_lines, jac_ok, jac_figs = jacobian
     res = diag.result
     if res is not None:
@@ -1049,7 +1070,7 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
         return EXIT_STUDENT
     if (code := _pass_verdict(diag, cname, unchecked, color, _zero_on_path(info, res))) is not None:
         if code == EXIT_PASS and not _forward_compared(diag):  # backward against the layer's own forward alone
-            print(V.wrap(_forward_unchecked(cname, info, res, args.reference, diag)))
+            print(V.wrap(_forward_unchecked(cname, info, res, args.reference, diag, advice)))
         if code == EXIT_PASS and (rs := _running_unchecked(diag)) is not None:  # newuser35 H2
             print(colorize(V.wrap(rs.detail), color))
         return code
@@ -3148,7 +3169,8 @@ def _print_lessons(diag, color) -> None:
         print(colorize(V.wrap(f"read: {', '.join(lessons)}"), color))
 
 
-def _forward_unchecked(cname: str, info: Any, res, reference: str | None = None, diag=None) -> str:
+def _forward_unchecked(cname: str, info: Any, res, reference: str | None = None, diag=None,
+                       advice: str | None = None) -> str:
     """The line of a PASS that compared no forward values: ``--reference manualprop.<Class>`` to compare them, except
     for a CS231n function pair of several array inputs (``::conv``: its weights are inputs, which --reference cannot
     give to a manualprop layer's parameters; newuser22). With ``reference`` given (and not compared), why not: a
@@ -3156,7 +3178,7 @@ def _forward_unchecked(cname: str, info: Any, res, reference: str | None = None,
     notes say (fixp24: it said 'pass --reference ...' to a user who had); a pair whose running statistics it served
     (:func:`_stats_reference_only`), that it served them alone. A Nielsen network's PASS says what it checked
     and what not: its update_mini_batch's step (nielsen34 F6: an L2 decay missing or an average taken twice PASSed,
-    unsaid)."""
+    unsaid). ``advice``: the ``--reference`` advice checked against the layer's forward (:func:`_checked_advice`)."""
     if (nielsen := nielsen_methods(info.get("text"))) is not None:  # nielsen34 F6: what a PASS of backprop is not
         feed, back = nielsen
         step = next((p for p in (diag.probes if diag is not None else []) if p.name == STEP_PROBE), None)
@@ -3185,7 +3207,7 @@ def _forward_unchecked(cname: str, info: Any, res, reference: str | None = None,
                        "own mask, which gradcheck cannot make yours" if random else
                        f"--reference {reference} gave no forward comparison (see the notes above)") + "."
     how = ("--reference cannot compare them here: a function pair's weights are among its inputs, where a manualprop "
-           "layer holds them as parameters" if pair else
+           "layer holds them as parameters" if pair else advice if advice else
            f"pass {_reference_hint(cname, 'manualprop.Linear')} to compare them{_no_twin(cname, 'its output')}")
     return lead + how + "."
 

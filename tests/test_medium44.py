@@ -1,0 +1,44 @@
+"""Session 44's MEDIUM findings of outside44 and newuser44 (helper medium44)."""
+import re
+import shlex
+
+GELU_TANH = """
+import numpy as np
+
+C = np.sqrt(2 / np.pi)
+
+
+class GELU:
+    def forward(self, X):
+        self.X = X
+        self.t = np.tanh(C * (X + 0.044715 * X ** 3))
+        return 0.5 * X * (1 + self.t)
+
+    def backward(self, dY):
+        X, t = self.X, self.t
+        return dY * (0.5 * (1 + t) + 0.5 * X * (1 - t ** 2) * C * (1 + 3 * 0.044715 * X ** 2))
+"""
+
+
+def _flat(text):
+    return " ".join(text.split())
+
+
+def test_a_pass_suggests_only_a_reference_and_twin_that_compute_the_layers_function(capsys, tmp_path):
+    """outside44 M2: a right tanh-approximation GELU was told ``--reference manualprop.GELU`` (the erf form by default)
+    and ``--twin``, each of which made it FAIL; the advice now names the setting that computes the layer's function,
+    and following it PASSes."""
+    from gradcheck.cli import main
+
+    f = tmp_path / "act.py"
+    f.write_text(GELU_TANH)
+    base = ["check", f"{f}::GELU", "--input-shape", "6,5"]
+    assert main(base) == 0
+    out = _flat(capsys.readouterr().out)
+    ref = re.search(r"pass (--reference manualprop\.GELU[^()]*?) to compare them", out)
+    twin = re.search(r"add (--twin[^()]*?) to compare with the tape", out)
+    assert ref and twin, out
+    assert "approximate" in ref[1] and "tanh" in ref[1] and "tanh" in twin[1], out
+    for advice in (ref[1], twin[1]):
+        assert main(base + shlex.split(advice)) == 0, (advice, capsys.readouterr().out)
+    capsys.readouterr()
