@@ -2703,6 +2703,8 @@ def _check_loss_at(args, loss, label: str, init: dict[str, Any], shape, how: str
         finding = better_finding(loss_finding(loss, res, y_true, y_pred, init=init, reference=reference),
                                  eps_finding)  # the eps's copy
     finding = _loss_downcast(args, label, pred, finding) if not res.passed and not own else finding
+    if not res.passed and (finding is None or finding.code == "wrong-values"):  # newuser44 F7
+        finding = _targets_kind(args, loss, (y_true, y_pred), (twin, reference, cname), g) or finding
     _save(args, lambda: _figures(res, cname, [] if res.passed else [loss_gradient_name(loss)]),
           lambda: {**res.to_dict(), "log_eps": eps_info, "diagnosis": None if finding is None else vars(finding)})
     if (line := _vacuous_line([res], cname)) is not None:  # review24g: a loss's atol too (it printed FAIL of nothing)
@@ -2719,6 +2721,27 @@ def _check_loss_at(args, loss, label: str, init: dict[str, Any], shape, how: str
             print(V.wrap(_value_unchecked(cname, loss, y_true, y_pred)))
         return EXIT_PASS
     return _loss_fail(args, loss, res, cname, (finding, value_only, g), color)
+
+
+def _targets_kind(args, loss, data, more, g: str) -> Finding | None:
+    """A loss that FAILs at the default targets (real Gaussians) with no bug pattern named and PASSes at one-hot
+    targets drawn for the same ``y_pred`` (checked again, :func:`_loss_again`): the ``targets-kind`` Finding saying
+    its gradient is the one for one-hot targets (a cross-entropy's ``(p - y) / N``, right when each row of y sums to
+    1) and to pass ``--targets onehot`` (newuser44 F7: "no known bug pattern"); None otherwise."""
+    y_true, y_pred = data
+    if args.targets is not None or getattr(loss, "objective", False) or np.ndim(y_pred) < 1 or \
+            np.shape(y_true) != np.shape(y_pred) or np.shape(y_pred)[-1] < 2:
+        return None
+    onehot = loss_data("onehot", "real", np.shape(y_pred), args.seed)[0]
+    res2 = _loss_again(args, loss, (onehot, y_pred), more)
+    if res2 is None or not res2.passed:
+        return None
+    return Finding("targets-kind", (
+        f"{g} is right for one-hot targets: checked again at the same {g.removeprefix('d')} with y_true one-hot rows "
+        "(--targets onehot), every gradient matches central differences; the default targets are real numbers "
+        "(Gaussian, rows not summing to 1), for which this loss's gradient is another (a cross-entropy's (p - y) / N "
+        "holds only when each row of y sums to 1). Check it with the targets it is meant for: --targets onehot "
+        "(or --targets labels for integer class labels)"), g, "error")
 
 
 def _loss_fail(args, loss, res, cname: str, found: tuple, color: bool) -> int:

@@ -42,3 +42,32 @@ def test_a_pass_suggests_only_a_reference_and_twin_that_compute_the_layers_funct
     for advice in (ref[1], twin[1]):
         assert main(base + shlex.split(advice)) == 0, (advice, capsys.readouterr().out)
     capsys.readouterr()
+
+
+CE_ONEHOT = """
+import numpy as np
+
+
+class CEOneHot:
+    def forward(self, y_pred, y_true):
+        z = y_pred - y_pred.max(1, keepdims=True)
+        self.p = np.exp(z) / np.exp(z).sum(1, keepdims=True)
+        self.y = y_true
+        return -np.sum(y_true * np.log(self.p)) / len(y_pred)
+
+    def backward(self):
+        return (self.p - self.y) / len(self.p)
+"""
+
+
+def test_a_one_hot_cross_entropy_checked_at_real_targets_is_told_to_pass_targets_onehot(capsys, tmp_path):
+    """newuser44 F7: a right one-hot cross-entropy checked at the default (Gaussian) targets FAILed with "no known bug
+    pattern"; the check tries one-hot targets for the same y_pred and, as the loss passes there, says so."""
+    from gradcheck.cli import main
+
+    f = tmp_path / "losses.py"
+    f.write_text(CE_ONEHOT)
+    assert main(["check", f"{f}::CEOneHot", "--loss", "--input-shape", "4,3"]) == 1  # at real targets it IS wrong
+    out = _flat(capsys.readouterr().out)
+    assert "no known bug pattern" not in out, out
+    assert "dy_pred is right for one-hot targets" in out and "--targets onehot" in out, out
