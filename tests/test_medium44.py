@@ -2,6 +2,8 @@
 import re
 import shlex
 
+import numpy as np
+
 GELU_TANH = """
 import numpy as np
 
@@ -71,3 +73,45 @@ def test_a_one_hot_cross_entropy_checked_at_real_targets_is_told_to_pass_targets
     out = _flat(capsys.readouterr().out)
     assert "no known bug pattern" not in out, out
     assert "dy_pred is right for one-hot targets" in out and "--targets onehot" in out, out
+
+
+def _norm_bwd(dY, xh, std, axes):
+    return (dY - dY.mean(axis=axes, keepdims=True) - xh * (dY * xh).mean(axis=axes, keepdims=True)) / std
+
+
+class InstanceNorm:
+    """X (N, C, L), statistics per sample and channel (axis 2), no affine."""
+
+    def forward(self, X):
+        self.std = np.sqrt(X.var(axis=2, keepdims=True) + 1e-5)
+        self.xh = (X - X.mean(axis=2, keepdims=True)) / self.std
+        return self.xh
+
+    def backward(self, dY):
+        return _norm_bwd(dY, self.xh, self.std, (2,))
+
+
+class InstanceNormBatchAxes(InstanceNorm):
+    def backward(self, dY):  # batch norm's axes (0, 2) where forward's statistics are over (2,)
+        return _norm_bwd(dY, self.xh, self.std, (0, 2))
+
+
+class InstanceNormNoVarPath(InstanceNorm):
+    def backward(self, dY):
+        return (dY - dY.mean(axis=2, keepdims=True)) / self.std
+
+
+def test_a_normalisation_whose_backward_averages_over_other_axes_is_named_so():
+    """outside44 M1: an instance norm whose backward takes the paths' means over (0, 2) was told its paths through
+    the statistics were missing; it has them, over the wrong axes, and is told so (the missing path still is)."""
+    from gradcheck import diagnose_layer
+
+    X = np.random.default_rng(1).standard_normal((3, 4, 5))
+    wrong = diagnose_layer(InstanceNormBatchAxes(), X)
+    assert not wrong.passed
+    said = " ".join(f.message for f in wrong.errors)
+    assert "over axes (0, 2) of the input where forward's statistics are over axis 2 alone" in said, said
+    assert "treated as constants" not in said, said
+    missing = diagnose_layer(InstanceNormNoVarPath(), X)
+    assert any(f.code == "missing-mean-var-paths" for f in missing.errors)
+    assert diagnose_layer(InstanceNorm(), X).passed
