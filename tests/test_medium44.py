@@ -115,3 +115,33 @@ def test_a_normalisation_whose_backward_averages_over_other_axes_is_named_so():
     missing = diagnose_layer(InstanceNormNoVarPath(), X)
     assert any(f.code == "missing-mean-var-paths" for f in missing.errors)
     assert diagnose_layer(InstanceNorm(), X).passed
+
+
+class LabelSmoothCE:
+    """Deep Learning from Scratch's order: forward(x, t), the prediction first."""
+
+    def forward(self, x, t):
+        N, K = x.shape
+        z = np.exp(x - x.max(axis=1, keepdims=True))
+        self.p = z / z.sum(axis=1, keepdims=True)
+        self.y = np.full((N, K), 0.1 / K)
+        self.y[np.arange(N), t] += 0.9
+        return -(self.y * np.log(self.p)).sum() / N
+
+    def backward(self, dout=1):
+        return dout * (self.p - self.y) / self.p.shape[0]
+
+
+def test_check_loss_says_it_called_a_prediction_first_forward_in_kerass_order():
+    """outside44 M3: ``check_loss(loss, y_true, y_pred)`` on a ``forward(x, t)`` loss blamed the student's forward; the
+    error now says check_loss passed (y_true, y_pred) positionally while forward's names put the prediction first."""
+    import pytest
+
+    from gradcheck import StudentCodeError, check_loss
+
+    rng = np.random.default_rng(0)
+    with pytest.raises(StudentCodeError) as err:
+        check_loss(LabelSmoothCE(), rng.integers(0, 5, 6), rng.standard_normal((6, 5)), twin=None)
+    said = " ".join(str(err.value).split())
+    assert "check_loss calls LabelSmoothCE.forward(y_true, y_pred) positionally (Keras's order), so x was given " \
+           "y_true and t y_pred" in said, said
