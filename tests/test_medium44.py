@@ -145,3 +145,55 @@ def test_check_loss_says_it_called_a_prediction_first_forward_in_kerass_order():
     said = " ".join(str(err.value).split())
     assert "check_loss calls LabelSmoothCE.forward(y_true, y_pred) positionally (Keras's order), so x was given " \
            "y_true and t y_pred" in said, said
+
+
+GETATTR_LAYERS = """
+import numpy as np
+
+
+class DictLinear:
+    def __init__(self, i, o):
+        r = np.random.default_rng(0)
+        self.__dict__["params"] = {"W": r.standard_normal((o, i)), "b": np.zeros(o)}
+        self.__dict__["grads"] = {}
+
+    def __getattr__(self, name):
+        return self.params[name]
+
+    def forward(self, X):
+        self.__dict__["X"] = X
+        return X @ self.W.T + self.b
+
+    def backward(self, dY):
+        self.grads["W"] = dY.T @ self.X
+        self.grads["b"] = dY.sum(0)
+        return dY @ self.W
+
+
+class GetattrAll:
+    def __getattr__(self, name):
+        return np.ones(3)
+
+    def forward(self, X):
+        return X * 2
+
+    def backward(self, dY):
+        return dY * 2
+"""
+
+
+def test_a_getattr_raising_keyerror_or_answering_every_name_is_told_so(capsys, tmp_path):
+    """newuser44 F3, F4: a ``__getattr__`` raising KeyError for a missing name was reported as "__init__ raised
+    KeyError: 'connect_to'" (gradcheck's own lookup after __init__), one answering every name as an error of
+    gradcheck; both now say what gradcheck looked up and that __getattr__ must raise AttributeError."""
+    from gradcheck.cli import main
+
+    f = tmp_path / "getattr_layers.py"
+    f.write_text(GETATTR_LAYERS)
+    assert main(["check", f"{f}::DictLinear", "--input-shape", "4,5", "--init", '{"i": 5, "o": 3}']) == 3
+    said = _flat(capsys.readouterr().err)
+    assert "DictLinear.__getattr__ raised KeyError" in said and "when gradcheck looked up an attribute" in said, said
+    assert "__init__(i=5, o=3) raised" not in said and "raise AttributeError for a name" in said, said
+    assert main(["check", f"{f}::GetattrAll", "--input-shape", "4,5"]) == 3
+    said = _flat(capsys.readouterr().err)
+    assert "GetattrAll.__getattr__ answers every name" in said and "error of gradcheck" not in said, said
