@@ -1073,6 +1073,8 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked, adv
             print(V.wrap(_forward_unchecked(cname, info, res, args.reference, diag, advice)))
         if code == EXIT_PASS and (rs := _running_unchecked(diag)) is not None:  # newuser35 H2
             print(colorize(V.wrap(rs.detail), color))
+        if code == EXIT_PASS and (note := _forward_in_backward(args, layer, res, cname)):  # newuser44 F2
+            print(V.wrap(note))
         return code
     if res is not None and res.failing_tensors:
         print(colorize(f"\nFAIL: {diag.name}: {res.mismatch()}{_read_from(layer, res)}{_also_wrong(diag)}.", color))
@@ -3233,6 +3235,35 @@ def _forward_unchecked(cname: str, info: Any, res, reference: str | None = None,
            "layer holds them as parameters" if pair else advice if advice else
            f"pass {_reference_hint(cname, 'manualprop.Linear')} to compare them{_no_twin(cname, 'its output')}")
     return lead + how + "."
+
+
+def _forward_in_backward(args, layer, res, cname: str) -> str:
+    """The NOTE of a passing layer whose backward calls its forward, counted in one more forward and backward in
+    the sandbox child with the graders' staff policy on (:meth:`gradcheck.sandbox.Sandbox.load_layer`'s
+    ``no_forward_in_backward``; the check itself cannot tell such a backward from a derived one: its numbers are
+    right), so that a student learns it before a grade that requires a backward derived by hand (newuser44 F2: both
+    example assignments take the points); "" when it does not, or the layer is not the sandbox's."""
+    if res is None or not hasattr(layer, "no_forward_in_backward") or layer.no_forward_in_backward:
+        return ""
+    layer.forward_calls_in_backward = None
+    try:
+        xs = V.layer_inputs(getattr(args, "inputs", None) or res.input_shape, np.random.default_rng([args.seed, 44]),
+                            cname)
+        Y = layer.forward(*xs)
+        layer.no_forward_in_backward = True
+        layer.backward(np.ones_like(np.asarray(Y, dtype=np.float64)))
+    except Exception:  # noqa: BLE001 - the policy's refusal is the count read below; anything else: no note
+        pass
+    finally:
+        layer.no_forward_in_backward = False
+    n = layer.forward_calls_in_backward
+    if type(n) is not int or n <= 0:
+        return ""
+    return (f"NOTE: {cname}.backward calls {cname}.forward ({n} time(s) in one backward, counted after the check): "
+            "its gradients are right, but an assignment that requires a backward derived by hand (as this "
+            "repository's linear_relu_ce and cs231n_layers do: their gradcheck_no_forward_in_backward policy) fails "
+            "its gradient tests; keep what backward needs in forward's cache (e.g. self.X) instead of calling "
+            "forward again.")
 
 
 def _no_twin(cname: str, what: str) -> str:

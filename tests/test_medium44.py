@@ -197,3 +197,38 @@ def test_a_getattr_raising_keyerror_or_answering_every_name_is_told_so(capsys, t
     assert main(["check", f"{f}::GetattrAll", "--input-shape", "4,5"]) == 3
     said = _flat(capsys.readouterr().err)
     assert "GetattrAll.__getattr__ answers every name" in said and "error of gradcheck" not in said, said
+
+
+RELU_RECOMPUTE = """
+import numpy as np
+
+
+class ReLU:
+    def __init__(self):
+        self.params, self.grads = {}, {}
+
+    def forward(self, X, training=False):
+        self.X = X
+        return np.maximum(X, 0)
+
+    def backward(self, dY):
+        return dY * (self.forward(self.X) > 0)
+"""
+
+
+def test_a_backward_calling_forward_is_noted_and_the_stubs_say_the_rule(capsys, tmp_path):
+    """newuser44 F2: a right backward that calls forward PASSed without a word while both example assignments' graders
+    fail it (their gradcheck_no_forward_in_backward policy), and the students' stubs did not say the rule."""
+    from pathlib import Path
+
+    from gradcheck.cli import main
+
+    f = tmp_path / "layers.py"
+    f.write_text(RELU_RECOMPUTE)
+    assert main(["check", f"{f}::ReLU", "--input-shape", "8,5"]) == 0  # a note, not a FAIL: the numbers are right
+    out = _flat(capsys.readouterr().out)
+    assert "NOTE: ReLU.backward calls ReLU.forward (1 time(s) in one backward" in out, out
+    root = Path(__file__).resolve().parents[1] / "assignments"
+    for stub, words in (("linear_relu_ce", "backward must not call forward"),
+                        ("cs231n_layers", "``NAME_backward`` must not call ``NAME_forward``")):
+        assert words in _flat((root / stub / "stub" / "layers.py").read_text()), stub
