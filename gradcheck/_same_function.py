@@ -87,27 +87,26 @@ def matching_build(build: Callable[[dict | None], Any], run: Callable[[Any, np.n
     return False, None
 
 
-def reference_advice(layer, cname: str, spec: str, init, shape, seed: int) -> str | None:
+def reference_advice(layer, cname: str, spec: str, make: Callable[[str | None], Any], shape,
+                     seed: int) -> str | None:
     """The words of ``pass --reference manualprop.NAME`` checked first (see the module): None to keep the advice
-    as it was, else the advice (with ``--reference-init`` when an option must change) or why none is given."""
+    as it was, else the advice (with ``--reference-init`` when an option must change) or why none is given.
+    ``make(own)``: the reference as ``--reference`` builds it, ``own`` its ``--reference-init`` JSON or None."""
     import manualprop
-
-    from .check_command import build_reference
 
     cls = getattr(manualprop, spec.rpartition(".")[2], None)
     if not isinstance(cls, type):
         return None
 
     def build(extra):
-        if extra is None:
-            return build_reference(spec, init, seed, layer, cname)
-        return build_reference(spec, init, seed, layer, cname, json.dumps(extra))
+        return make(None if extra is None else json.dumps(extra))
 
     try:
         build(None)
     except Exception as exc:  # noqa: BLE001 - a UsageError of --reference: the advice would end in it
-        return (f"compare them with the assignment's formula (e.g. a value worked by hand): --reference {spec} cannot "
-                f"be built for {cname} ({exc}), so it is not suggested")
+        said = str(exc).removeprefix(f"--reference {spec}: ")
+        return (f"pass --reference {spec} to compare them, with the arguments it needs: with this check's it cannot be "
+                f"built ({said.rstrip('.')})")
     found = matching_build(build, lambda ref, X: ref.forward(X), cls, layer, shape, seed)
     if found is None:
         return None

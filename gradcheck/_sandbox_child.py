@@ -1466,14 +1466,20 @@ class Child:
             return self.reply(False, {"stage": "usage" if isinstance(exc, AD.UnreadableError) else "protocol",
                                       "message": str(exc)})
         except BaseException as exc:  # noqa: BLE001 - SystemExit, KeyboardInterrupt from the probed forward/backward
-            own = _adapters_own(AD, exc, self.workdir)
-            if own and answers_all:  # newuser44 F4: a __getattr__ answering every name, not gradcheck's error
-                return self.reply(False, {"stage": "protocol", "message": answers_all})
-            return self.fail(exc, "internal" if own else "probe", step=self.step)
+            return self.probe_failed(exc, answers_all)
         finally:
             AD.on_step = None
         self.reply_loaded(obj, info, packer, calls if None in (calls, built) else _calls_sum(calls, built), held,
                           built)
+
+    def probe_failed(self, exc, answers_all):
+        """Reply the failure of the adapters' probe: ``internal`` when it is their own error (:func:`_adapters_own`),
+        then the words ``answers_all`` of :func:`_getattr_probe` when given (newuser44 F4: a ``__getattr__`` answering
+        every name, not gradcheck's error); else the student's ``probe`` stage."""
+        own = _adapters_own(self.AD, exc, self.workdir)
+        if own and answers_all:
+            return self.reply(False, {"stage": "protocol", "message": answers_all})
+        return self.fail(exc, "internal" if own else "probe", step=self.step)
 
     def constructed(self, count, build, *args):
         """``(build(*args), n)``: the object built, and with the staff policy (``count``) the calls of its forward

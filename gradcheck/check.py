@@ -1240,13 +1240,7 @@ def _check_loss_as_given(loss: Any, y_true: Any, y_pred: Any, *, twin: Any, init
                 raise input_written(owner, n, "a loss")
         return float(scalar(out))
 
-    try:
-        L = value()
-    except (StudentCodeError, NonFiniteError) as exc:  # outside44 M3: forward(x, t) given (y_true, y_pred)
-        if (hint := _order_hint(loss, owner, info)):
-            exc.args = (f"{exc} {hint}",)
-        raise
-    rtol, atol = cfg.rtol, _loss_atol(cfg, L, yp)  # forward, then backward after it
+    rtol, atol = cfg.rtol, _loss_atol(cfg, (L := _first_value(value, loss, owner, info)), yp)  # then backward
     g = guarded_backward(loss, owner=owner, call="backward()", names=("y_true", "y_pred"), received=received,
                          rewritten=(rewritten := []), expected=f"Expected backward to return dL/{gname} of shape {ps}.")
     sources = {"manual": {"y_pred": V.check_output(g, owner=owner, tensor=gname, produced_by="backward()",
@@ -1336,6 +1330,16 @@ def loss_gradient_name(loss: Any) -> str:
     """The name of a loss's gradient in reports: ``dy_pred``, or a CS231n loss's ``d`` + first argument."""
     g = getattr(loss, "gradient_name", None)
     return g if isinstance(g, str) and g.startswith("d") and g[1:].isidentifier() and len(g) <= 40 else "dy_pred"
+
+
+def _first_value(value, loss, owner: str, info) -> float:
+    """``value()``, the loss's first forward, its error given :func:`_order_hint`'s words (outside44 M3)."""
+    try:
+        return value()
+    except (StudentCodeError, NonFiniteError) as exc:  # forward(x, t) given (y_true, y_pred)
+        if hint := _order_hint(loss, owner, info):
+            exc.args = (f"{exc} {hint}",)
+        raise
 
 
 def _order_hint(loss, owner: str, info) -> str:

@@ -395,7 +395,9 @@ def _checked_advice(args, layer, cname: str, init, shape, diag) -> str | None:
     hint = _reference_hint(cname)
     if "manualprop.NAME" in hint or _forward_compared(diag) or args.reference:
         return None
-    return reference_advice(layer, cname, hint.removeprefix("--reference "), init, shape, args.seed)
+    spec = hint.removeprefix("--reference ")
+    return reference_advice(layer, cname, spec, lambda own: build_reference(spec, init, args.seed, layer, cname, own),
+                            shape, args.seed)
 
 
 #: The start of :func:`gradcheck._validation.layer_params`'s warning of float32 parameters ("Linear.W is float32; it is
@@ -1034,9 +1036,22 @@ def _mini_batch_step(args, layer, label: str, shape, diag) -> None:
         diag.probes.append(Probe(STEP_PROBE, None if "not checked" in line else True, line))
 
 
+def _pass_lines(args, layer, diag, cname: str, color: bool, advice: str | None) -> None:
+    """The lines under a layer's PASS: the forward values it did not check (``advice``: the ``--reference`` advice
+    checked first, :func:`_checked_advice`), the running statistics it did not (newuser35 H2), a backward that calls
+    forward (newuser44 F2)."""
+    info, res = getattr(layer, "protocol", None) or {}, diag.result
+    if not _forward_compared(diag):  # backward against the layer's own forward alone
+        print(V.wrap(_forward_unchecked(cname, info, res, args.reference, diag, advice)))
+    if (rs := _running_unchecked(diag)) is not None:
+        print(colorize(V.wrap(rs.detail), color))
+    if note := _forward_in_backward(args, layer, res, cname):
+        print(V.wrap(note))
+
+
 def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked, advice: str | None = None) -> int:
-    """The table, notes, plots, JSON and verdict of :func:`run_check`; returns the exit code. ``advice``: a PASS's
-    forward advice checked first (:func:`_checked_advice`)."""
+    """The table, notes, plots, JSON and verdict of :func:`run_check` (``advice``: :func:`_pass_lines`'); returns the
+    exit code."""
     jac_lines, jac_ok, jac_figs = jacobian
     res = diag.result
     if res is not None:
@@ -1069,12 +1084,8 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked, adv
         print(colorize("\n" + V.wrap(_not_plain_line(res, cname, info["not_plain_step"])), color))
         return EXIT_STUDENT
     if (code := _pass_verdict(diag, cname, unchecked, color, _zero_on_path(info, res))) is not None:
-        if code == EXIT_PASS and not _forward_compared(diag):  # backward against the layer's own forward alone
-            print(V.wrap(_forward_unchecked(cname, info, res, args.reference, diag, advice)))
-        if code == EXIT_PASS and (rs := _running_unchecked(diag)) is not None:  # newuser35 H2
-            print(colorize(V.wrap(rs.detail), color))
-        if code == EXIT_PASS and (note := _forward_in_backward(args, layer, res, cname)):  # newuser44 F2
-            print(V.wrap(note))
+        if code == EXIT_PASS:
+            _pass_lines(args, layer, diag, cname, color, advice)
         return code
     if res is not None and res.failing_tensors:
         print(colorize(f"\nFAIL: {diag.name}: {res.mismatch()}{_read_from(layer, res)}{_also_wrong(diag)}.", color))
