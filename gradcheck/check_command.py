@@ -2737,21 +2737,22 @@ def _check_loss_at(args, loss, label: str, init: dict[str, Any], shape, how: str
 
 
 def _targets_kind(args, loss, data, more, g: str) -> Finding | None:
-    """A loss that FAILs at the default targets (real Gaussians) with no bug pattern named and PASSes at one-hot
-    targets drawn for the same ``y_pred`` (checked again, :func:`_loss_again`): the ``targets-kind`` Finding saying
+    """A loss that FAILs at the default targets (real Gaussians) with no bug pattern named and PASSes at one-hot and
+    probability targets drawn for the same ``y_pred`` (checked again, :func:`_loss_again`): the ``targets-kind`` Finding saying
     its gradient is the one for one-hot targets (a cross-entropy's ``(p - y) / N``, right when each row of y sums to
     1) and to pass ``--targets onehot`` (newuser44 F7: "no known bug pattern"); None otherwise."""
     y_true, y_pred = data
     if args.targets is not None or getattr(loss, "objective", False) or np.ndim(y_pred) < 1 or \
             np.shape(y_true) != np.shape(y_pred) or np.shape(y_pred)[-1] < 2:
         return None
-    onehot = loss_data("onehot", "real", np.shape(y_pred), args.seed)[0]
-    res2 = _loss_again(args, loss, (onehot, y_pred), more)
-    if res2 is None or not res2.passed:
-        return None
+    for kind in ("onehot", "probs"):  # rows summing to 1: one-hot, and probabilities (a loss meant for real targets
+        again = _loss_again(args, loss, (loss_data(kind, "real", np.shape(y_pred), args.seed)[0], y_pred), more)
+        if again is None or not again.passed:  # whose bug hides at 0/1 targets alone is not sent to them)
+            return None
     return Finding("targets-kind", (
         f"{g} is right for one-hot targets: checked again at the same {g.removeprefix('d')} with y_true one-hot rows "
-        "(--targets onehot), every gradient matches central differences; the default targets are real numbers "
+        "(--targets onehot) and rows of probabilities (--targets probs), every gradient matches central differences; "
+        "the default targets are real numbers "
         "(Gaussian, rows not summing to 1), for which this loss's gradient is another (a cross-entropy's (p - y) / N "
         "holds only when each row of y sums to 1). Check it with the targets it is meant for: --targets onehot "
         "(or --targets labels for integer class labels)"), g, "error")
