@@ -519,6 +519,38 @@ def _frames(tb):
     return out
 
 
+#: The name :func:`_getattr_probe` looks up: no layer has it.
+_MISSING = "_gradcheck_no_such_attribute"
+
+
+def _getattr_probe(obj, cname: str):
+    """``(answers_all, raised)`` for a built object whose class defines ``__getattr__``: gradcheck looks up
+    attributes a layer may lack (NumpyDL's ``connect_to``, ``params``, ``grads``, ``training``) with ``getattr(obj,
+    name, default)`` and ``hasattr``, which catch AttributeError alone (Python's data model: ``__getattr__`` raises
+    AttributeError for a missing name). ``raised``: the message when ``__getattr__`` raised another error for a
+    missing name (newuser44 F3: ``return self.params[name]`` raised KeyError: 'connect_to', reported as
+    "__init__ raised"); ``answers_all``: the message to give if the adapters then fail, when it returned a value for
+    the missing name (newuser44 F4: they failed on the value, "an error of gradcheck"). ``(None, None)`` otherwise."""
+    if getattr(type(obj), "__getattr__", None) is None:
+        return None, None
+    fix = (f"make {cname}.__getattr__ raise AttributeError for a name it does not serve (Python's data model: "
+           "getattr(obj, name, default) and hasattr catch AttributeError alone), e.g. `try: return self.params[name]` "
+           "`except KeyError: raise AttributeError(name) from None`")
+    try:
+        value = getattr(obj, _MISSING)
+    except AttributeError:
+        return None, None
+    except BaseException as exc:  # noqa: BLE001 - the student's __getattr__
+        what = _error(exc, "/nonexistent")
+        return None, (f"{cname}.__getattr__ raised {what.get('type')}: {what.get('message')} when gradcheck looked up "
+                      f"an attribute the layer does not have ({_MISSING!r}; after {cname}.__init__ returned, gradcheck "
+                      "looks up the optional attributes of the layers it reads, such as NumpyDL's connect_to, params, "
+                      f"grads and training): {fix}.")
+    return (f"{cname}.__getattr__ answers every name (getattr(obj, {_MISSING!r}) returned a "
+            f"{type(value).__name__}), so gradcheck, which looks up the optional attributes of the layers it reads "
+            f"(params, grads, training, connect_to, ...), cannot tell which {cname} has: {fix}."), None
+
+
 def _adapters_own(AD, exc, workdir):
     """Whether ``exc`` is an error of the adapters' own code, not of the submission's: a built-in exception raised
     in a module of gradcheck's package (its innermost frame: the adapters' or the switch reader's), with no frame of
@@ -1392,6 +1424,9 @@ class Child:
         except BaseException as exc:  # noqa: BLE001
             return self.fail(exc, "internal" if _adapters_own(AD, exc, self.workdir) else "init", signature=sig_text)
         self.known(obj)  # under the staff policy: the constructor's calls of forward, and a failed load's, counted
+        answers_all, raised = _getattr_probe(obj, target.__name__) if kind == "class" else (None, None)
+        if raised is not None:  # newuser44 F3: a KeyError of gradcheck's own lookup was "__init__ raised"
+            return self.reply(False, {"stage": "protocol", "message": raised})
         AD.on_step = self.enter if not req.get("skip_backward") else functools.partial(_no_backward, self.enter)
         try:  # ML-From-Scratch's forward_pass/backward_pass, initialize(optimizer) (tester31e F1)
             passes = kind == "class" and AD.pass_as_forward(obj, req.get("probe"))
@@ -1431,11 +1466,20 @@ class Child:
             return self.reply(False, {"stage": "usage" if isinstance(exc, AD.UnreadableError) else "protocol",
                                       "message": str(exc)})
         except BaseException as exc:  # noqa: BLE001 - SystemExit, KeyboardInterrupt from the probed forward/backward
-            return self.fail(exc, "internal" if _adapters_own(AD, exc, self.workdir) else "probe", step=self.step)
+            return self.probe_failed(exc, answers_all)
         finally:
             AD.on_step = None
         self.reply_loaded(obj, info, packer, calls if None in (calls, built) else _calls_sum(calls, built), held,
                           built)
+
+    def probe_failed(self, exc, answers_all):
+        """Reply the failure of the adapters' probe: ``internal`` when it is their own error (:func:`_adapters_own`),
+        then the words ``answers_all`` of :func:`_getattr_probe` when given (newuser44 F4: a ``__getattr__`` answering
+        every name, not gradcheck's error); else the student's ``probe`` stage."""
+        own = _adapters_own(self.AD, exc, self.workdir)
+        if own and answers_all:
+            return self.reply(False, {"stage": "protocol", "message": answers_all})
+        return self.fail(exc, "internal" if own else "probe", step=self.step)
 
     def constructed(self, count, build, *args):
         """``(build(*args), n)``: the object built, and with the staff policy (``count``) the calls of its forward

@@ -39,7 +39,7 @@ from .compare import (
     swamped_by,
 )
 from .config import MODES, CheckConfig, mode_word, training_modes
-from .errors import GradientShapeError, TwinError, UsageError
+from .errors import GradientShapeError, NonFiniteError, StudentCodeError, TwinError, UsageError
 from .numerical import (
     default_eps,
     directional_derivatives,
@@ -1295,7 +1295,7 @@ def _check_loss_as_given(loss: Any, y_true: Any, y_pred: Any, *, twin: Any, init
                 raise input_written(owner, n, "a loss")
         return float(scalar(out))
 
-    rtol, atol = cfg.rtol, _loss_atol(cfg, (L := value()), yp)  # forward, then backward after it
+    rtol, atol = cfg.rtol, _loss_atol(cfg, (L := _first_value(value, loss, owner, info)), yp)  # then backward
     g = guarded_backward(loss, owner=owner, call="backward()", names=("y_true", "y_pred"), received=received,
                          rewritten=(rewritten := []), expected=f"Expected backward to return dL/{gname} of shape {ps}.")
     sources = {"manual": {"y_pred": V.check_output(g, owner=owner, tensor=gname, produced_by="backward()",
@@ -1385,6 +1385,39 @@ def loss_gradient_name(loss: Any) -> str:
     """The name of a loss's gradient in reports: ``dy_pred``, or a CS231n loss's ``d`` + first argument."""
     g = getattr(loss, "gradient_name", None)
     return g if isinstance(g, str) and g.startswith("d") and g[1:].isidentifier() and len(g) <= 40 else "dy_pred"
+
+
+def _first_value(value, loss, owner: str, info) -> float:
+    """``value()``, the loss's first forward, its error given :func:`_order_hint`'s words (outside44 M3)."""
+    try:
+        return value()
+    except (StudentCodeError, NonFiniteError) as exc:  # forward(x, t) given (y_true, y_pred)
+        if hint := _order_hint(loss, owner, info):
+            exc.args = (f"{exc} {hint}",)
+        raise
+
+
+def _order_hint(loss, owner: str, info) -> str:
+    """The words added to an error of a loss's first forward when :func:`check_loss` called a plain class (no
+    protocol of gradcheck's adapters around it) ``forward(y_true, y_pred)`` positionally while its parameter names
+    say the prediction comes first (DLfS's ``forward(x, t)``): what check_loss passed, and how to check it
+    (outside44 M3: the error blamed the student's forward alone); "" otherwise."""
+    from ._adapters import loss_order
+
+    if info or not callable(getattr(loss, "forward", None)):
+        return ""
+    try:
+        first, names, by_name = loss_order(loss.forward)
+    except Exception:  # noqa: BLE001 - no signature to read: nothing to add
+        return ""
+    if not (first and by_name):
+        return ""
+    a, b = names
+    return (f"Note: check_loss calls {owner}.forward(y_true, y_pred) positionally (Keras's order), so {a} was given "
+            f"y_true and {b} y_pred; {owner}.forward({a}, {b})'s names say it takes the prediction first. Give "
+            f"check_loss a loss whose forward takes (y_true, y_pred) (e.g. a class whose forward(self, y_true, y_pred) "
+            f"returns the loss's forward(y_pred, y_true) and whose backward returns its backward()), or check the file "
+            f"with `gradcheck check FILE::{owner} --loss`, which binds the arguments by forward's names.")
 
 
 def loss_arg_names(loss) -> tuple[str, str]:

@@ -375,7 +375,29 @@ def _run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
     for line in lines:
         print(V.wrap(line))
     print()
-    return _report(args, layer, diag, cname, color, (jac_lines, jac_ok, jac_figs), unchecked)
+    return _report(args, layer, diag, cname, color, (jac_lines, jac_ok, jac_figs), unchecked,
+                   _checked_advice(args, layer, cname, init, shape, diag))
+
+
+def _checked_advice(args, layer, cname: str, init, shape, diag) -> str | None:
+    """A passing check's ``--reference manualprop.NAME`` advice (returned; None: as before) and its ``add --twin``
+    note (set on the results), each checked first to compute the layer's function (:mod:`gradcheck._same_function`;
+    outside44 M2: a tanh GELU was told manualprop.GELU, the erf form, and FAILed with it)."""
+    from ._same_function import reference_advice, twin_advice
+    from .sources import ADD_TWIN
+
+    if not diag.passed or getattr(args, "tape", False):
+        return None
+    results = [d.result for d in [diag, *diag.other_modes] if d.result is not None]
+    if any(r.twin_note == ADD_TWIN for r in results) and (note := twin_advice(layer, init, shape, args.seed)):
+        for r in results:
+            r.twin_note = note if r.twin_note == ADD_TWIN else r.twin_note
+    hint = _reference_hint(cname)
+    if "manualprop.NAME" in hint or _forward_compared(diag) or args.reference:
+        return None
+    spec = hint.removeprefix("--reference ")
+    return reference_advice(layer, cname, spec, lambda own: build_reference(spec, init, args.seed, layer, cname, own),
+                            shape, args.seed)
 
 
 #: The start of :func:`gradcheck._validation.layer_params`'s warning of float32 parameters ("Linear.W is float32; it is
@@ -981,8 +1003,22 @@ def _mini_batch_step(args, layer, label: str, shape, diag) -> None:
         diag.probes.append(Probe(STEP_PROBE, None if "not checked" in line else True, line))
 
 
-def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> int:
-    """The table, notes, plots, JSON and verdict of :func:`run_check`; returns the exit code."""
+def _pass_lines(args, layer, diag, cname: str, color: bool, advice: str | None) -> None:
+    """The lines under a layer's PASS: the forward values it did not check (``advice``: the ``--reference`` advice
+    checked first, :func:`_checked_advice`), the running statistics it did not (newuser35 H2), a backward that calls
+    forward (newuser44 F2)."""
+    info, res = getattr(layer, "protocol", None) or {}, diag.result
+    if not _forward_compared(diag):  # backward against the layer's own forward alone
+        print(V.wrap(_forward_unchecked(cname, info, res, args.reference, diag, advice)))
+    if (rs := _running_unchecked(diag)) is not None:
+        print(colorize(V.wrap(rs.detail), color))
+    if note := _forward_in_backward(args, layer, res, cname):
+        print(V.wrap(note))
+
+
+def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked, advice: str | None = None) -> int:
+    """The table, notes, plots, JSON and verdict of :func:`run_check` (``advice``: :func:`_pass_lines`'); returns the
+    exit code."""
     jac_lines, jac_ok, jac_figs = jacobian
     res = diag.result
     if res is not None:
@@ -1015,10 +1051,8 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
         print(colorize("\n" + V.wrap(_not_plain_line(res, cname, info["not_plain_step"])), color))
         return EXIT_STUDENT
     if (code := _pass_verdict(diag, cname, unchecked, color, _zero_on_path(info, res))) is not None:
-        if code == EXIT_PASS and not _forward_compared(diag):  # backward against the layer's own forward alone
-            print(V.wrap(_forward_unchecked(cname, info, res, args.reference, diag)))
-        if code == EXIT_PASS and (rs := _running_unchecked(diag)) is not None:  # newuser35 H2
-            print(colorize(V.wrap(rs.detail), color))
+        if code == EXIT_PASS:
+            _pass_lines(args, layer, diag, cname, color, advice)
         return code
     if res is not None and res.failing_tensors:
         print(colorize(f"\nFAIL: {diag.name}: {res.mismatch()}{_read_from(layer, res)}{_also_wrong(diag)}.", color))
@@ -2656,6 +2690,8 @@ def _check_loss_at(args, loss, label: str, init: dict[str, Any], shape, how: str
         finding = better_finding(loss_finding(loss, res, y_true, y_pred, init=init, reference=reference),
                                  eps_finding)  # the eps's copy
     finding = _loss_downcast(args, label, pred, finding) if not res.passed and not own else finding
+    if not res.passed and (finding is None or finding.code == "wrong-values"):  # newuser44 F7
+        finding = _targets_kind(args, loss, (y_true, y_pred), (twin, reference, cname), g) or finding
     _save(args, lambda: _figures(res, cname, [] if res.passed else [loss_gradient_name(loss)]),
           lambda: {**res.to_dict(), "log_eps": eps_info, "diagnosis": None if finding is None else vars(finding)})
     if (line := _vacuous_line([res], cname)) is not None:  # review24g: a loss's atol too (it printed FAIL of nothing)
@@ -2672,6 +2708,28 @@ def _check_loss_at(args, loss, label: str, init: dict[str, Any], shape, how: str
             print(V.wrap(_value_unchecked(cname, loss, y_true, y_pred)))
         return EXIT_PASS
     return _loss_fail(args, loss, res, cname, (finding, value_only, g), color)
+
+
+def _targets_kind(args, loss, data, more, g: str) -> Finding | None:
+    """A loss that FAILs at the default targets (real Gaussians) with no bug pattern named and PASSes at one-hot and
+    probability targets drawn for the same ``y_pred`` (checked again, :func:`_loss_again`): the ``targets-kind`` Finding saying
+    its gradient is the one for one-hot targets (a cross-entropy's ``(p - y) / N``, right when each row of y sums to
+    1) and to pass ``--targets onehot`` (newuser44 F7: "no known bug pattern"); None otherwise."""
+    y_true, y_pred = data
+    if args.targets is not None or getattr(loss, "objective", False) or np.ndim(y_pred) < 1 or \
+            np.shape(y_true) != np.shape(y_pred) or np.shape(y_pred)[-1] < 2:
+        return None
+    for kind in ("onehot", "probs"):  # rows summing to 1: one-hot, and probabilities (a loss meant for real targets
+        again = _loss_again(args, loss, (loss_data(kind, "real", np.shape(y_pred), args.seed)[0], y_pred), more)
+        if again is None or not again.passed:  # whose bug hides at 0/1 targets alone is not sent to them)
+            return None
+    return Finding("targets-kind", (
+        f"{g} is right for one-hot targets: checked again at the same {g.removeprefix('d')} with y_true one-hot rows "
+        "(--targets onehot) and rows of probabilities (--targets probs), every gradient matches central differences; "
+        "the default targets are real numbers "
+        "(Gaussian, rows not summing to 1), for which this loss's gradient is another (a cross-entropy's (p - y) / N "
+        "holds only when each row of y sums to 1). Check it with the targets it is meant for: --targets onehot "
+        "(or --targets labels for integer class labels)"), g, "error")
 
 
 def _loss_fail(args, loss, res, cname: str, found: tuple, color: bool) -> int:
@@ -3124,7 +3182,8 @@ def _print_lessons(diag, color) -> None:
         print(colorize(V.wrap(f"read: {', '.join(lessons)}"), color))
 
 
-def _forward_unchecked(cname: str, info: Any, res, reference: str | None = None, diag=None) -> str:
+def _forward_unchecked(cname: str, info: Any, res, reference: str | None = None, diag=None,
+                       advice: str | None = None) -> str:
     """The line of a PASS that compared no forward values: ``--reference manualprop.<Class>`` to compare them, except
     for a CS231n function pair of several array inputs (``::conv``: its weights are inputs, which --reference cannot
     give to a manualprop layer's parameters; newuser22). With ``reference`` given (and not compared), why not: a
@@ -3132,7 +3191,7 @@ def _forward_unchecked(cname: str, info: Any, res, reference: str | None = None,
     notes say (fixp24: it said 'pass --reference ...' to a user who had); a pair whose running statistics it served
     (:func:`_stats_reference_only`), that it served them alone. A Nielsen network's PASS says what it checked
     and what not: its update_mini_batch's step (nielsen34 F6: an L2 decay missing or an average taken twice PASSed,
-    unsaid)."""
+    unsaid). ``advice``: the ``--reference`` advice checked against the layer's forward (:func:`_checked_advice`)."""
     if (nielsen := nielsen_methods(info.get("text"))) is not None:  # nielsen34 F6: what a PASS of backprop is not
         feed, back = nielsen
         step = next((p for p in (diag.probes if diag is not None else []) if p.name == STEP_PROBE), None)
@@ -3161,9 +3220,38 @@ def _forward_unchecked(cname: str, info: Any, res, reference: str | None = None,
                        "own mask, which gradcheck cannot make yours" if random else
                        f"--reference {reference} gave no forward comparison (see the notes above)") + "."
     how = ("--reference cannot compare them here: a function pair's weights are among its inputs, where a manualprop "
-           "layer holds them as parameters" if pair else
+           "layer holds them as parameters" if pair else advice if advice else
            f"pass {_reference_hint(cname, 'manualprop.Linear')} to compare them{_no_twin(cname, 'its output')}")
     return lead + how + "."
+
+
+def _forward_in_backward(args, layer, res, cname: str) -> str:
+    """The NOTE of a passing layer whose backward calls its forward, counted in one more forward and backward in
+    the sandbox child with the graders' staff policy on (:meth:`gradcheck.sandbox.Sandbox.load_layer`'s
+    ``no_forward_in_backward``; the check itself cannot tell such a backward from a derived one: its numbers are
+    right), so that a student learns it before a grade that requires a backward derived by hand (newuser44 F2: both
+    example assignments take the points); "" when it does not, or the layer is not the sandbox's."""
+    if res is None or not hasattr(layer, "no_forward_in_backward") or layer.no_forward_in_backward:
+        return ""
+    layer.forward_calls_in_backward = None
+    try:
+        xs = V.layer_inputs(getattr(args, "inputs", None) or res.input_shape, np.random.default_rng([args.seed, 44]),
+                            cname)
+        Y = layer.forward(*xs)
+        layer.no_forward_in_backward = True
+        layer.backward(np.ones_like(np.asarray(Y, dtype=np.float64)))
+    except Exception:  # noqa: BLE001 - the policy's refusal is the count read below; anything else: no note
+        pass
+    finally:
+        layer.no_forward_in_backward = False
+    n = layer.forward_calls_in_backward
+    if type(n) is not int or n <= 0:
+        return ""
+    return (f"NOTE: {cname}.backward calls {cname}.forward ({n} time(s) in one backward, counted after the check): "
+            "its gradients are right, but an assignment that requires a backward derived by hand (as this "
+            "repository's linear_relu_ce and cs231n_layers do: their gradcheck_no_forward_in_backward policy) fails "
+            "its gradient tests; keep what backward needs in forward's cache (e.g. self.X) instead of calling "
+            "forward again.")
 
 
 def _no_twin(cname: str, what: str) -> str:

@@ -3782,6 +3782,13 @@ def _norm_signature(m, n, X, tol=1e-3, G=None, bessel=lambda: None):
                 if e[1]:
                     return "variance-exponent", out | {"eps": e[0]}
                 return None  # the variance's path is there with other weights: no missing-path name (M2)
+            if (wide := _wider_axes(m, xh, sd, axes, tol)) is not None:  # outside44 M1: both paths, other axes
+                return "wrong-stat-weights", out | {
+                    "how": f"backward takes their means over axes {wide} of the input where forward's statistics are over "
+                           f"axis {', '.join(map(str, axes))} alone "
+                           f"(e.g. a batch norm's axes in an instance or layer norm)",
+                    "fix": f"take backward's means over axis={axes if len(axes) > 1 else axes[0]}, forward's: "
+                           + _xhat_formula(ax, None, _stat_count(count, axes if len(axes) > 1 else axes[0]))}
             return "missing-mean-var-paths", out | {
                 "which": "variance" if has_mean else "mean" if has_var else "mean and variance",
                 "fix": _xhat_formula(ax, bessel() if 0 in axes else None,
@@ -3793,6 +3800,23 @@ def _norm_signature(m, n, X, tol=1e-3, G=None, bessel=lambda: None):
                 "which": "mean", "fix": f"the gradient is off by a constant per group (true - "
                 f"given is constant over {ax}); the mean's path subtracts the mean: dX = dxc - "
                 f"dxc.mean({ax}, keepdims=True), dxc the gradient of the centred values"}
+    return None
+
+
+def _wider_axes(m, xh, sd, axes, tol):
+    """The axes, more than forward's ``axes``, over which ``m * sd`` (a normalisation's dX times forward's
+    ``sqrt(var + eps)``) is centred and orthogonal to forward's ``xh``: a backward with both paths through the
+    statistics that takes their means over those axes (an instance norm's backward averaging over the batch too,
+    outside44 M1: told its paths were missing); None when there are none."""
+    w = m * sd
+    scale = np.abs(w).max()
+    others = [a for a in range(m.ndim) if a not in axes and m.shape[a] > 1]
+    for k in range(1, len(others) + 1):
+        for extra in itertools.combinations(others, k):
+            wide = tuple(sorted((*axes, *extra)))
+            mean = functools.partial(np.mean, axis=wide, keepdims=True)
+            if scale > 0 and np.abs(mean(w)).max() <= tol * scale and np.abs(mean(w * xh)).max() <= tol * scale:
+                return wide
     return None
 
 

@@ -13,6 +13,10 @@ Rules
   ``forward(y_true, y_pred) -> float`` and ``backward() -> dL/dy_pred``.
 * Work in float64 and do not modify arrays you receive (X, dY) or your caches
   in place.
+* Derive backward by hand: backward must not call forward (keep what it needs
+  in forward's cache instead). The grader counts forward's calls during backward:
+  a layer whose backward calls forward fails its gradient tests, even when the
+  numbers are right (a backward computing central differences of forward is).
 
 Check your work before submitting::
 

@@ -1,0 +1,173 @@
+"""Whether the ``--reference manualprop.NAME`` or the ``--twin`` a PASS suggests computes the checked layer's function.
+
+A PASS that compared no forward values suggests manualprop's (or autoprop's) class of the layer's name. That class may
+compute another function with the settings it would be built with: manualprop.GELU's default is the erf form, a
+student's GELU is often the tanh approximation (outside44 M2: the advice turned a right layer into a FAIL). Before the
+advice is given, the suggested class is built as ``--reference`` / ``--twin`` would build it and its forward compared
+with the layer's at a drawn input; when it differs, each other value of an option its docstring lists
+(``approximate : {"none", "tanh"}``) is tried, and the advice names the one that matches, or says that none does.
+
+Only a layer without parameters whose forward is a function of its input (two calls agree) is compared; for the rest
+the advice is left as it was (None).
+"""
+from __future__ import annotations
+
+import ast
+import json
+import re
+from typing import Any, Callable
+
+import numpy as np
+
+_OPTION = re.compile(r"^\s*(\w+)\s*:\s*\{([^}]*)\}", re.M)
+
+
+def doc_options(cls: type | None) -> dict[str, list[Any]]:
+    """``{parameter: [values]}`` of the options a numpydoc docstring lists as a set (``approximate : {"none",
+    "tanh"}``); unreadable items are left out."""
+    found: dict[str, list[Any]] = {}
+    for name, body in _OPTION.findall(getattr(cls, "__doc__", None) or ""):
+        try:
+            values = [ast.literal_eval(v.strip()) for v in body.split(",") if v.strip()]
+        except (ValueError, SyntaxError):
+            continue
+        found[name] = values
+    return found
+
+
+def _output(y) -> np.ndarray:
+    return np.asarray(y.numpy() if callable(getattr(y, "numpy", None)) else y, dtype=np.float64)
+
+
+def _layer_output(layer, shape, seed: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(X, Y)`` of the layer's forward at a drawn input (scaled by 2, so that approximations differ), or None when
+    it holds parameters, is random (two calls differ) or cannot be called so."""
+    if not isinstance(shape, (tuple, list)) or not shape or not all(isinstance(s, int) for s in shape):
+        return None
+    if getattr(layer, "params", None) or getattr(layer, "trainable_variables", None):
+        return None
+    X = 2.0 * np.random.default_rng([seed, 44]).standard_normal(tuple(shape))
+    try:
+        Y, Y2 = (_output(layer.forward(X.copy())) for _ in range(2))
+    except Exception:  # noqa: BLE001 - a probe: no comparison, the advice stays
+        return None
+    if Y.shape != Y2.shape or not np.array_equal(Y, Y2) or not np.all(np.isfinite(Y)):
+        return None
+    return X, Y
+
+
+def matching_build(build: Callable[[dict | None], Any], run: Callable[[Any, np.ndarray], Any], cls: type,
+                   layer, shape, seed: int) -> tuple[bool, dict | None] | None:
+    """``(True, None)`` when ``build(None)`` (the class built as the check would build it) computes the layer's
+    forward; ``(True, {option: value})`` when that build differs and the class built with that one option changed
+    matches; ``(False, None)`` when none matches; None when nothing could be compared."""
+    got = _layer_output(layer, shape, seed)
+    if got is None:
+        return None
+    X, Y = got
+
+    def fits(extra):
+        try:
+            R = _output(run(build(extra), X.copy()))
+        except Exception:  # noqa: BLE001 - a setting the class refuses: not this one
+            return None
+        return R.shape == Y.shape and bool(np.allclose(R, Y, rtol=1e-7, atol=1e-10))
+
+    first = fits(None)
+    if first is None:
+        return None
+    if first:
+        return True, None
+    import manualprop  # autoprop's docstrings may not list the options manualprop's class of the name lists
+
+    for name, values in (doc_options(cls) or doc_options(getattr(manualprop, cls.__name__, None))).items():
+        for value in values:
+            if fits({name: value}):
+                return True, {name: value}
+    return False, None
+
+
+def reference_advice(layer, cname: str, spec: str, make: Callable[[str | None], Any], shape,
+                     seed: int) -> str | None:
+    """The words of ``pass --reference manualprop.NAME`` checked first (see the module): None to keep the advice
+    as it was, else the advice (with ``--reference-init`` when an option must change) or why none is given.
+    ``make(own)``: the reference as ``--reference`` builds it, ``own`` its ``--reference-init`` JSON or None."""
+    import manualprop
+
+    cls = getattr(manualprop, spec.rpartition(".")[2], None)
+    if not isinstance(cls, type):
+        return None
+
+    def build(extra):
+        return make(None if extra is None else json.dumps(extra))
+
+    try:
+        build(None)
+    except Exception as exc:  # noqa: BLE001 - a UsageError of --reference: the advice would end in it
+        said = str(exc).removeprefix(f"--reference {spec}: ")
+        return (f"pass --reference {spec} to compare them, with the arguments it needs: with this check's it cannot be "
+                f"built ({said.rstrip('.')})")
+    found = matching_build(build, lambda ref, X: ref.forward(X), cls, layer, shape, seed)
+    if found is None:
+        return None
+    ok, extra = found
+    if ok and extra is None:
+        return f"pass --reference {spec} to compare them"
+    if ok:
+        # --reference-init replaces the read settings: the matching build's own kwargs given whole
+        kwargs = {**_settings(build(None)), **extra}
+        return (f"pass --reference {spec} --reference-init '{json.dumps(kwargs)}' to compare them ({spec} as "
+                f"--reference would build it computes another function at a drawn input; with {_words(extra)} it "
+                f"computes {cname}'s)")
+    return (f"compare them with the assignment's formula (e.g. a value worked by hand): {spec}, as --reference would "
+            f"build it, computes another function at a drawn input, so it is not suggested")
+
+
+def twin_advice(layer, init, shape, seed: int) -> str | None:
+    """The ``add --twin`` note checked first: None to keep it, else the note (with ``--twin-init``) or why no twin
+    is suggested."""
+    from .sources import TwinError, build_twin
+
+    try:
+        twin, _ = build_twin(layer, "layer", init or None)
+    except TwinError:
+        return None
+    if twin is None:
+        return None
+    cls = type(twin)
+
+    def build(extra):
+        return twin if extra is None else build_twin(layer, "layer", init or None, extra)[0]
+
+    found = matching_build(build, lambda t, X: t(X), cls, layer, shape, seed)
+    if found is None:
+        return None
+    ok, extra = found
+    if ok and extra is None:
+        return None
+    if ok:
+        return (f"add --twin --twin-init '{json.dumps(extra)}' to compare with the tape (autoprop's {cls.__name__} "
+                f"built as --twin reads it computes another function at a drawn input; with {_words(extra)} it "
+                "computes this layer's)")
+    return (f"autoprop's {cls.__name__}, as --twin would build it, computes another function at a drawn input, so "
+            "--twin is not suggested")
+
+
+def _settings(ref) -> dict[str, Any]:
+    """The JSON-able settings a built manualprop class shows as attributes of its constructor's parameter names."""
+    import inspect
+
+    try:
+        names = [n for n in inspect.signature(type(ref)).parameters if n not in ("rng", "name")]
+    except (TypeError, ValueError):
+        return {}
+    out = {}
+    for n in names:
+        v = getattr(ref, n, None)
+        if isinstance(v, (str, int, float, bool)):
+            out[n] = v
+    return out
+
+
+def _words(extra: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v!r}" for k, v in extra.items())
