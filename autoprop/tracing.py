@@ -296,7 +296,7 @@ class _TracedInts(np.lib.mixins.NDArrayOperatorsMixin):
         trace = self._ap_trace
         return trace is not None and trace.active and trace in _TRACERS
 
-    def _guard(self, what, python=False):
+    def _guard(self, what, python=False, hint=""):
         """Refuse ``what`` on the values to the user's code while the trace records; ``python``: a conversion to
         Python values (an iteration, ``int()``, ``tolist()``, numpy's functions), refused to autoprop's own code
         too, outside a primitive's forward (fn44: ``anp.split(x, y)``, ``anp.reshape(x, y)`` read the first
@@ -321,7 +321,7 @@ class _TracedInts(np.lib.mixins.NDArrayOperatorsMixin):
                 "outside the function and pass it in as an argument (a count or a mask as a float "
                 "array, e.g. np.asarray(n, dtype=np.float64) or (y != 0).astype(np.float64), which each "
                 "replay reads anew), or give the integer array only to autoprop's layers, losses and "
-                "operations.")
+                "operations." + hint)
 
     def _value_read(self, out, what):
         """``out``, computed from the values for autoprop's own code (a ufunc, an index, a method): a numpy scalar or
@@ -376,7 +376,10 @@ class _TracedInts(np.lib.mixins.NDArrayOperatorsMixin):
         return derived
 
     def __array__(self, dtype=None, copy=None):
-        self._guard("__array__()")
+        self._guard("__array__() (numpy's conversion to a plain array: a numpy array indexed with it, np.eye(C)[y], or "
+                    "numpy's C code given it)", hint=f" To index a numpy array with it, make that array a Tensor outside "
+                    f"the function (I = autoprop.constant(np.eye(C)), then I[{self._ap_name}]: each replay reads "
+                    f"{self._ap_name}).")
         a = self._ap_array
         if dtype is not None and np.dtype(dtype) != a.dtype:
             return self._made(a.astype(dtype), f"np.asarray(..., dtype={np.dtype(dtype)})")
@@ -649,9 +652,12 @@ class _Trace:
         if made is None or made[0] is not a:
             return
         _, arg, how, by = made
-        advice = (f"Where it is data, convert `{arg}` outside the function and pass the result as the argument "
+        mask = (f"As a mask, select with it inside the function (anp.where({arg}, z, 0) or z * {arg}: each replay "
+                f"reads it; anp.sum(z, where={arg}) is anp.sum(anp.where({arg}, z, 0))); as data, " if a.dtype == bool
+                else "Where it is data, ")
+        advice = (f"{mask}convert `{arg}` outside the function and pass the result as the argument "
                   f"({arg}.astype(np.float64) before the call: a float array argument is traced as a Tensor, read anew "
-                  f"at each replay); where it is indices, give `{arg}` only to what reads it at each replay (t[{arg}], "
+                  f"at each replay); as indices, give `{arg}` only to what reads it at each replay (t[{arg}], "
                   "autoprop's layers and losses)")
         raise TraceError(
             f"autoprop.function: {where} gets {kind} made from the integer or boolean array argument `{arg}` by {by} "

@@ -94,3 +94,28 @@ def test_integer_argument_as_data_names_it(body):
     """L5: "a tensor made inside the function from a value that is not traced", not naming the argument."""
     msg = _refusal(body, np.array([0, 1, 2, 3]))
     assert "argument `y`" in msg and "y.astype(np.float64) before the call" in msg and "not traced" not in msg
+
+
+@pytest.mark.parametrize("body", [
+    lambda x, m: anp.sum(x @ W, where=m),
+    lambda x, m: anp.mean(x @ W, where=m),
+], ids=["sum", "mean"])
+def test_mask_argument_as_where_names_it(body):
+    """L2: "autoprop.where gets a numpy array that is neither an argument of the call nor a Variable" (m is one)."""
+    msg = _refusal(body, np.array([[True, False, True, True], [False, True, True, False]]))
+    assert "argument `m`" in msg and "anp.where(m, z, 0)" in msg and "neither an argument" not in msg
+
+
+def test_mask_and_one_hot_as_advised_replay_each_call():
+    rng = np.random.default_rng(2)
+    masks = [(rng.normal(size=(2, 3)), rng.random((2, 4)) > 0.5) for _ in range(3)]
+    _replays(lambda x, m: anp.sum(anp.where(m, x @ W, 0)), masks)
+    eye = ap.constant(np.eye(4))
+    labels = [(rng.normal(size=(2, 3)), np.array(ids)) for ids in ([0, 3], [2, 1], [3, 3])]
+    _replays(lambda x, y: anp.sum(eye[y] * (x @ W)), labels)
+
+
+def test_numpy_array_indexed_with_the_argument_says_so():
+    """L3: "__array__() on the integer ... argument `y`": not what the student wrote."""
+    msg = _refusal(lambda x, y: anp.sum(np.eye(4)[y] * (x @ W)), np.array([0, 3]))
+    assert "a numpy array indexed with it" in msg and "I = autoprop.constant(np.eye(C)), then I[y]" in msg
