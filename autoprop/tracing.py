@@ -296,7 +296,7 @@ class _TracedInts(np.lib.mixins.NDArrayOperatorsMixin):
         trace = self._ap_trace
         return trace is not None and trace.active and trace in _TRACERS
 
-    def _guard(self, what, python=False):
+    def _guard(self, what, python=False, hint=""):
         """Refuse ``what`` on the values to the user's code while the trace records; ``python``: a conversion to
         Python values (an iteration, ``int()``, ``tolist()``, numpy's functions), refused to autoprop's own code
         too, outside a primitive's forward (fn44: ``anp.split(x, y)``, ``anp.reshape(x, y)`` read the first
@@ -321,7 +321,7 @@ class _TracedInts(np.lib.mixins.NDArrayOperatorsMixin):
                 "outside the function and pass it in as an argument (a count or a mask as a float "
                 "array, e.g. np.asarray(n, dtype=np.float64) or (y != 0).astype(np.float64), which each "
                 "replay reads anew), or give the integer array only to autoprop's layers, losses and "
-                "operations.")
+                "operations." + hint)
 
     def _value_read(self, out, what):
         """``out``, computed from the values for autoprop's own code (a ufunc, an index, a method): a numpy scalar or
@@ -331,6 +331,14 @@ class _TracedInts(np.lib.mixins.NDArrayOperatorsMixin):
         k). An array result goes on: an operation given it refuses it (not an argument of the call)."""
         if _python_number(out):
             self._guard(what, python=True)
+        return out
+
+    def _made(self, out, how):
+        """``out``, computed from the values for autoprop's own code: a plain array kept (while the trace records)
+        with the argument's name, for the message of an operation that is then given it (verify44a M1: BCE's cast
+        of integer targets was refused as "neither an argument of the call", not naming the argument)."""
+        if type(out) is np.ndarray and self._watched():
+            self._ap_trace.derived[id(out)] = (out, self._ap_name, how, _reader() or "autoprop's code")
         return out
 
     def _derived(self, out, what):
@@ -353,7 +361,7 @@ class _TracedInts(np.lib.mixins.NDArrayOperatorsMixin):
                 return value
 
             def method(*args, **kwargs):
-                return self._value_read(value(*args, **kwargs), f".{name}()")
+                return self._made(self._value_read(value(*args, **kwargs), f".{name}()"), f".{name}()")
             return method
         if name not in _DERIVED:
             self._guard(f".{name}" + ("()" if callable(value) else ""))
@@ -368,11 +376,14 @@ class _TracedInts(np.lib.mixins.NDArrayOperatorsMixin):
         return derived
 
     def __array__(self, dtype=None, copy=None):
-        self._guard("__array__()")
+        self._guard("__array__() (numpy's conversion to a plain array: a numpy array indexed with it, np.eye(C)[y], or "
+                    "numpy's C code given it)", hint=f" To index a numpy array with it, make that array a Tensor outside "
+                    f"the function (I = autoprop.constant(np.eye(C)), then I[{self._ap_name}]: each replay reads "
+                    f"{self._ap_name}).")
         a = self._ap_array
         if dtype is not None and np.dtype(dtype) != a.dtype:
-            return a.astype(dtype)
-        return a.copy() if copy else a
+            return self._made(a.astype(dtype), f"np.asarray(..., dtype={np.dtype(dtype)})")
+        return self._made(a.copy() if copy else a, "np.asarray()")
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         if _has_tensor(inputs):
@@ -381,17 +392,18 @@ class _TracedInts(np.lib.mixins.NDArrayOperatorsMixin):
         self._guard(what)
         if "out" in kwargs:
             kwargs["out"] = _plain_arg(kwargs["out"])
-        return self._value_read(getattr(ufunc, method)(*_plain_arg(inputs), **kwargs), what)
+        return self._made(self._value_read(getattr(ufunc, method)(*_plain_arg(inputs), **kwargs), what), what)
 
     def __array_function__(self, func, types, args, kwargs):
         if _has_tensor(args) or _has_tensor(kwargs.values()):
             return NotImplemented
         self._guard(f"np.{func.__name__}", python=func not in _METADATA_FUNCTIONS)
-        return func(*_plain_arg(args), **{k: _plain_arg(v) for k, v in kwargs.items()})
+        return self._made(func(*_plain_arg(args), **{k: _plain_arg(v) for k, v in kwargs.items()}),
+                          f"np.{func.__name__}")
 
     def __getitem__(self, key):
         self._guard("indexing")
-        return self._value_read(self._ap_array[_plain_arg(key)], "indexing")
+        return self._made(self._value_read(self._ap_array[_plain_arg(key)], "indexing"), "indexing")
 
     def __setitem__(self, key, value):
         self._guard("an assignment into it")
@@ -418,7 +430,7 @@ for _name, _convert, _what in (
         ("__iter__", iter, "iterating"), ("__contains__", lambda a, v: v in a, "`in`"),
         ("__bool__", bool, "bool() (an `if` on it)"), ("__int__", int, "int()"), ("__index__", operator.index, "an index"),
         ("__float__", float, "float()"), ("__complex__", complex, "complex()"), ("__repr__", repr, "repr()"),
-        ("__str__", str, "str()"), ("__format__", format, "format()"),
+        ("__str__", str, "str()"), ("__format__", format, "format()"), ("__round__", round, "round()"),
         ("__reduce_ex__", lambda a, protocol: a.__reduce_ex__(protocol), ".__reduce__()")):
     setattr(_TracedInts, _name, _guarded_read(_convert, _what))
 del _name, _convert, _what
@@ -446,6 +458,18 @@ def _watched_ints(a, depth=0):
     return None
 
 
+def _numpy_caller():
+    """The numpy function the user called when numpy's own Python (not the user's code) calls a patched
+    constructor (:data:`_ESCAPES`), as ``numpy.ma.core.array``; else None."""
+    f, outer = sys._getframe(2), None  # (the caller of escape)
+    while f is not None and os.path.abspath(f.f_code.co_filename).startswith(_NUMPY):
+        outer, f = f, f.f_back
+    if outer is None:
+        return None
+    module = outer.f_globals.get("__name__", "numpy")
+    return f"{module}.{getattr(outer.f_code, 'co_qualname', outer.f_code.co_name)}"
+
+
 def _escape_guard(name, original, thread):
     """``np.<name>`` while a trace runs: on an integer argument of the traced function, in the user's code of the
     tracing thread, the argument itself when the result would hold its values unchanged (``y = np.asarray(y)``:
@@ -456,6 +480,9 @@ def _escape_guard(name, original, thread):
             hit = _watched_ints(args[0])
             if hit is not None and _from_user():
                 dtype = kwargs.get("dtype", args[1] if len(args) > 1 and name != "frombuffer" else None)
+                inside = _numpy_caller()
+                if inside is not None:  # (np.ma.array(m), as_strided(m): numpy's Python would hand the guard to C)
+                    hit._guard(f"{inside} (np.{name} inside it: numpy's C code needs a real array)")
                 if (hit is args[0] and name != "frombuffer" and (dtype is None or np.dtype(dtype) == hit.dtype)
                         and kwargs.get("ndmin", 0) <= hit.ndim and (name != "array" or len(args) <= 2)):
                     return hit
@@ -493,6 +520,7 @@ class _Trace:
         self.called = {}  # id -> (layer, its layout function, its comparison): the layers called while tracing
         self.layout = ()  # (layer, layout function, comparison, layout when traced): their lists and dicts of layers
         self.guards = []  # (list, a copy of its items when traced): tape.guard_traced's options (np.pad's pad_width)
+        self.derived = {}  # id(array) -> (array, argument, how, by): autoprop's plain arrays from an integer argument
 
     @property
     def active(self):
@@ -541,7 +569,21 @@ class _Trace:
             "call it outside the function, or run this code eagerly (without @autoprop.function).")
 
     def value_only(self, name, args):
-        """np.allclose, np.count_nonzero & co. (plain values computed from the tensors' values)."""
+        """np.allclose, np.count_nonzero & co. (plain values computed from the tensors' values); ``anp.sum(m)``,
+        ``anp.reshape(y, (-1, 1))`` & co. given an integer or boolean array argument as data and no float Tensor
+        (numpy's own function on the values, not recorded: refused naming it, verify44a M2)."""
+        if threading.get_ident() == self.thread and name not in ("compress", "extract"):  # (a condition: its own)
+            for a in args:
+                g = _watched_ints(a)
+                if g is not None and g._ap_trace is self:
+                    raise TraceError(
+                        f"autoprop.function: autoprop.numpy.{name} (or np.{name}) gets the integer or boolean array "
+                        f"argument `{g._ap_name}` as data, at {_user_line()}: with no float Tensor among its inputs it "
+                        "is numpy's own function on the values (nothing in it has a derivative), which the trace "
+                        "does not record, so every replay would get the first call's result. Pass "
+                        f"`{g._ap_name}` as a float array ({g._ap_name}.astype(np.float64) before the call: a float "
+                        "argument is traced as a Tensor, and autoprop's operations on it are recorded), or compute "
+                        "this outside the function and pass the result in as an argument.")
         for a in args:
             for t in (a if type(a) in (list, tuple) else (a,)):
                 if isinstance(t, Tensor):
@@ -571,6 +613,7 @@ class _Trace:
                 return ("s", s)
             if a._key < self.start:  # a Tensor captured from outside: immutable, held by reference
                 return ("c", v)
+            self.derived_refusal(a._value, where, "a tensor")  # (anp.dot(t, y): y's values as a constant Tensor)
             raise TraceError(
                 f"autoprop.function: {where} gets a tensor made inside the function from a value that is "
                 f"not traced (autoprop.constant, Tensor(...) of a numpy array), at {_user_line()}: the "
@@ -589,6 +632,7 @@ class _Trace:
                     f"Convert `{a._ap_name}` outside the function and pass the result as the argument "
                     f"({a._ap_name}.astype(np.float64) before the call), or give `{a._ap_name}` itself to "
                     "autoprop's layers, losses and operations.")
+            self.derived_refusal(a, where, "a numpy array")
             raise TraceError(
                 f"autoprop.function: {where} gets a numpy array that is neither an argument of the call "
                 f"nor a Variable, at {_user_line()}. The trace cannot prove it constant (a fresh draw, "
@@ -600,6 +644,26 @@ class _Trace:
                 f"autoprop.function: {where} gets a Python {type(a).__name__} as an array at "
                 f"{_user_line()}: pass an array argument or an autoprop.constant made outside the function.")
         return ("c", v)
+
+    def derived_refusal(self, a, where, kind):
+        """Refuse an array autoprop's code made from an integer or boolean argument (:meth:`_TracedInts._made`),
+        naming the argument (verify44a M1: BCE's cast of integer targets was "neither an argument of the call")."""
+        made = self.derived.get(id(a))
+        if made is None or made[0] is not a:
+            return
+        _, arg, how, by = made
+        mask = (f"As a mask, select with it inside the function (anp.where({arg}, z, 0) or z * {arg}: each replay "
+                f"reads it; anp.sum(z, where={arg}) is anp.sum(anp.where({arg}, z, 0))); as data, " if a.dtype == bool
+                else "Where it is data, ")
+        advice = (f"{mask}convert `{arg}` outside the function and pass the result as the argument "
+                  f"({arg}.astype(np.float64) before the call: a float array argument is traced as a Tensor, read anew "
+                  f"at each replay); as indices, give `{arg}` only to what reads it at each replay (t[{arg}], "
+                  "autoprop's layers and losses)")
+        raise TraceError(
+            f"autoprop.function: {where} gets {kind} made from the integer or boolean array argument `{arg}` by {by} "
+            f"({how}: now {a.dtype}, shape {a.shape}), at {_user_line()}: the trace does not follow that numpy call, "
+            f"so every replay would get the first call's values. {advice}, or run this code eagerly (without "
+            "@autoprop.function).")
 
     def made_inside(self, var):
         raise TraceError(
@@ -1335,6 +1399,7 @@ class Function:
             _optim._APPLY_HOOKS.remove(trace.apply)
             _TRACERS.remove(trace)
             _tape._sync_extra()
+            trace.derived = {}  # (messages only: the arrays are not kept)
         if not others.explain(state, after):
             raise TraceError(
                 f"autoprop.function: {self.__name__} drew from numpy's global random state while tracing "
@@ -1390,13 +1455,13 @@ def function(fn=None):
     -----
     The input signature (as ``tf.function``'s): the shape and dtype of each array or Tensor argument, the identity
     of each Variable, the value of every other (hashable) argument such as ``training=True``. A new signature traces
-    again. Float arrays come as Tensors, integer and boolean arrays (labels, masks) as guarded arrays (no ndarray
-    for numpy's C code: ``np.ndarray.tolist(y)``, ``memoryview(y)`` raise TypeError), one per argument, for
-    autoprop's operations (``np.asarray(y)``, ``anp.asarray(y)`` give the argument itself; its values as a plain
-    array, a buffer, an iterator or Python numbers, ``y.tolist()``, are refused, naming it); a list of ints (labels,
-    ``W[idx]``): by value. autoprop's own Python reading them outside an operation (a shape, split points, an option:
-    ``anp.reshape(x, y)``, ``anp.split(x, y)``, ``anp.var(x, ddof=k)``) is refused too: pass Python ints. Not
-    refused (the first call's values replayed): introspection of the guard (``gc.get_referents(y)``).
+    again. Float arrays come as Tensors, integer and boolean arrays (labels, masks) as guarded arrays, one per argument,
+    for autoprop's operations (``np.asarray(y)`` gives the argument itself; its values as a plain array, a buffer, an
+    iterator or Python numbers, ``y.tolist()``, are refused, naming it; no ndarray for numpy's C code:
+    ``np.ndarray.sum(y)``, ``memoryview(y)`` raise numpy's bare TypeError); a list of ints (``W[idx]``): by value.
+    autoprop's own Python reading them outside an operation (``anp.reshape(x, y)``, ``anp.var(x, ddof=k)``) is refused
+    too: pass Python ints; so is one given as data with no float Tensor (``anp.sum(m)``: numpy's own function,
+    unrecorded): pass a float array. Not refused (the first call's values replayed): ``gc.get_referents(y)``.
 
     Variables are read by reference at each replay (an ``assign`` between calls is seen); a layer attribute, a
     Variable's ``trainable``, a list of layers or a global or closure name of the function's own code
