@@ -35,3 +35,57 @@ def test_a_wrong_gradient_where_the_differences_are_all_zero_fails_at_a_large_in
     bad = check_layer(_SaturatedTanh(1e-6), X, twin=None, seed=0, mode="full")
     assert bad.failing_tensors == ["dX"] and not bad.unchecked, (bad.failing_tensors, bad.unchecked)
     assert check_layer(_SaturatedTanh(0.0), X, twin=None, seed=0, mode="full").passed
+
+
+def _files(tmp_path, **texts):
+    out = {}
+    for name, text in texts.items():
+        (tmp_path / f"{name}.py").write_text(textwrap.dedent(text))
+        out[f"{name}.py"] = str(tmp_path / f"{name}.py")
+    return out
+
+
+@pytest.mark.parametrize("rebind", [
+    'def _load(__name__="__main__"):\n    if __name__ == "__main__":\n        import autograd\n',
+    'f = lambda __name__="__main__": __import__("autograd") if __name__ == "__main__" else None\n',
+    'match "__main__":\n    case __name__:\n        pass\nif __name__ == "__main__":\n    import autograd\n',
+    'from helper import MAIN as __name__\nif __name__ == "__main__":\n    import autograd\n',
+    'globals().update({"__na" + "me__": "__main__"})\nif __name__ == "__main__":\n    import autograd\n',
+    'k = "".join(map(chr, [95, 95, 110, 97, 109, 101, 95, 95]))\ng = getattr(_f, "__glo" "bals__")\n'
+    'if __name__ == "__main__":\n    import autograd\n'])
+def test_a_main_block_whose_name_may_be_rebound_is_read(tmp_path, rebind):
+    """F2: a parameter, a match capture, ``import ... as``, or a write through the namespace made ``__name__``
+    "__main__" where the scan saw no rebinding, and the autodiff import there went unreported."""
+    from gradcheck.grading.static import forbidden_imports
+
+    files = _files(tmp_path, layers=rebind)
+    assert [v.module for v in forbidden_imports(list(files.values()), ["autograd"])] == ["autograd"], rebind
+
+
+def test_a_self_test_in_a_layer_file_that_uses_getattr_on_self_is_still_skipped(tmp_path):
+    from gradcheck.grading.static import forbidden_imports
+
+    files = _files(tmp_path, layers="""\
+        import numpy as np
+        class Linear:
+            def step(self, names):
+                return np.stack([getattr(self, k) for k in names])
+        if __name__ == "__main__":
+            import autograd
+        """)
+    assert forbidden_imports(list(files.values()), ["autograd"]) == []
+
+
+@pytest.mark.parametrize("load", [
+    'import runpy\nns = runpy.run_path(__file__.replace("layers.py", "helper.py"))\n',
+    'import pkgutil\nanp = pkgutil.resolve_name("helper:anp")\n',
+    'import pydoc\nanp = pydoc.locate("helper.anp")\n',
+    'import pickle\nanp = pickle.loads(b"chelper\\nanp\\n.")\n'])
+def test_a_helper_loaded_by_data_is_graded(tmp_path, load):
+    """F3: a file the graded one loads by a path or a name given as data (not an import) is read by the guard."""
+    from gradcheck.grading.static import forbidden_imports, graded_files
+
+    files = _files(tmp_path, layers=load, helper="import autograd.numpy as anp\n", check_mine="import autograd\n")
+    got = graded_files("layers.py", files)
+    assert sorted(got) == sorted(files.values())
+    assert "autograd.numpy" in [v.module for v in forbidden_imports(got, ["autograd"])]
