@@ -811,10 +811,8 @@ def _numerical_comparisons(call, cfg, G, y_shape, sources, dkeys, shapes, displa
                                             values=lambda s: s.grad)
             notes.extend([_grown_note(display[k], a0, scale(k, sc.grad), step, cfg.step, atols[k])]
                          if step != cfg.step else [])  # |dk| as the swamp warning reads it (one number)
-        rescan = functools.partial(_at_fraction, scan, k, step)
-        res = None if roundoff is None else roundoff[k]  # the differences' round-off below the floor (F1 below)
-        cs = _versus_scan(mine := {s: sources[s][k] for s in analytic}, sc, rtol, atols[k], mask, how, rescan, *sized,
-                          res)
+        rescan, res = functools.partial(_at_fraction, scan, k, step), (roundoff or {}).get(k)  # res: no floor
+        cs = _versus_scan(mine := {s: sources[s][k] for s in analytic}, sc, rtol, atols[k], mask, how, rescan, *sized, res)
         if roundoff is not None and _own_scale(k, scale(k, sc.grad), atols, roundoff[k], display[k], notes, below_floor(
                 k, scale(k, sc.grad)), k in strict and cs, extrapolating=not large and sc.d_plus is not None):
             cs = _versus_scan(mine, sc, rtol, atols[k], mask, how, rescan, *sized, res)
