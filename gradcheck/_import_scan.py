@@ -177,16 +177,20 @@ def _rebinds_name(n: ast.AST) -> bool:
     if isinstance(n, (ast.Global, ast.Nonlocal)):
         return name in n.names
     if isinstance(n, ast.Constant):
-        return isinstance(n.value, str) and (name in n.value or n.value in _NAMESPACE_WRITERS) or isinstance(
+        return isinstance(n.value, str) and (name in n.value or n.value in _WRITER_ATTRS) or isinstance(
             n.value, bytes) and name.encode() in n.value
     if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("setattr", "getattr", "delattr"):
         text = _text(n.args[1]) if len(n.args) >= 2 else None  # getattr(self, name): the layer's own attributes
-        return text in _WRITER_ATTRS or text == name or text is None and not (
-            n.args and isinstance(n.args[0], ast.Name) and n.args[0].id in ("self", "cls"))
+        return text in _WRITER_ATTRS or text == name or text is None and not (n.args and _on_self(n.args[0]))
     bound = (n.arg if isinstance(n, (ast.arg, ast.keyword)) else n.asname if isinstance(n, ast.alias)
              else n.name if isinstance(n, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) else n.rest
              if isinstance(n, ast.MatchMapping) else None)
     return bound == name
+
+
+def _on_self(n: ast.AST) -> bool:
+    """Whether ``n`` is ``self`` or ``cls``: a layer's own attributes, not a module's namespace."""
+    return isinstance(n, ast.Name) and n.id in ("self", "cls")
 
 
 #: Scopes whose names are not the module's: a ``__name__`` read there may be a parameter or a local of theirs.
@@ -200,7 +204,10 @@ def _main_false(tree: ast.AST) -> frozenset[int]:
     as the grader and the checker run the code (imported as a module: its ``__name__`` is its import name); none
     when the file may rebind ``__name__`` (:func:`_rebinds_name`), whose branches are read as before (the branch may
     run): newuser44 F1, a self-test under ``if __name__ == "__main__":`` importing autograd scored 0/28."""
-    if any(_rebinds_name(n) for n in ast.walk(tree)):
+    own = {id(n.func if isinstance(n, ast.Call) else n) for n in ast.walk(tree) if (
+        isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "vars" and n.args or isinstance(
+            n, ast.Attribute) and n.attr == "__dict__") and _on_self(n.args[0] if isinstance(n, ast.Call) else n.value)}
+    if any(_rebinds_name(n) for n in ast.walk(tree) if id(n) not in own):  # vars(self), self.__dict__: the layer's
         return frozenset()
     out, stack = set(), [tree]
     while stack:

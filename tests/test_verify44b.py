@@ -63,13 +63,20 @@ def test_a_main_block_whose_name_may_be_rebound_is_read(tmp_path, rebind):
 
 
 def test_a_self_test_in_a_layer_file_that_uses_getattr_on_self_is_still_skipped(tmp_path):
+    """newuser44 F1 stays fixed: a layer's own attributes (getattr, vars, __dict__ of self), np.stack and a mode
+    "eval" are no rebinding of ``__name__``."""
     from gradcheck.grading.static import forbidden_imports
 
     files = _files(tmp_path, layers="""\
         import numpy as np
         class Linear:
+            def __init__(self):
+                self.mode, self.W = "eval", np.zeros(3)
+                print(vars(self), self.__dict__)
             def step(self, names):
                 return np.stack([getattr(self, k) for k in names])
+            def eval(self):
+                return self
         if __name__ == "__main__":
             import autograd
         """)
