@@ -127,7 +127,7 @@ def _bound(tree: ast.AST) -> frozenset[str]:
 def _taken(test: ast.AST, main: bool = False) -> bool | None:
     """Whether an ``if`` with this test always runs its body (True) or its ``else`` (False): a
     constant (``if False:``, ``if 0:``), ``TYPE_CHECKING`` (false when the code runs), ``not`` of
-    one, and with ``main`` (:func:`_main_false`) ``__name__ == "__main__"`` (false: the grader and the checker
+    one, and with ``main`` (the ``if`` is one of :func:`_main_false`'s) ``__name__ == "__main__"`` (false: the grader and the checker
     import a file, never run it as a script; ``!=`` true); None when it depends on the run. Read in a loop, not by
     recursion: a valid line of 1,500 ``not``s (redteam30 S2) is no RecursionError."""
     flips = 0
@@ -152,21 +152,70 @@ def _is_main_compare(a: ast.AST, b: ast.AST) -> bool:
                for x, y in ((a, b), (b, a)))
 
 
-def _main_false(tree: ast.AST) -> bool:
-    """Whether ``__name__ == "__main__"`` is false wherever ``tree``'s code runs as the grader and the checker run it
-    (imported as a module: its ``__name__`` is its import name), i.e. the file never rebinds ``__name__``: no
-    assignment, ``global``, ``del`` or keyword of that name, no attribute ``.__name__`` set, no string holding it
-    (``globals()["__name__"] = ...``, code given to ``exec``). A file that does is read as before (the branch may run):
-    newuser44 F1, a self-test under ``if __name__ == "__main__":`` importing autograd scored 0/28."""
-    for n in ast.walk(tree):
-        if isinstance(n, ast.Name) and n.id == "__name__" and not isinstance(n.ctx, ast.Load) or isinstance(
-                n, (ast.Global, ast.Nonlocal)) and "__name__" in n.names or isinstance(
-                n, ast.Attribute) and n.attr == "__name__" and not isinstance(n.ctx, ast.Load) or isinstance(
-                n, ast.keyword) and n.arg == "__name__" or isinstance(
-                n, ast.Constant) and isinstance(n.value, (str, bytes)) and (
-                "__name__" in n.value if isinstance(n.value, str) else b"__name__" in n.value):
-            return False
-    return True
+#: Names through which code can write a module's namespace, or read one it then writes, without naming
+#: ``__name__`` in a way :func:`_main_false` reads (``globals().update({"__na" + "me__": ...})``, a frame's
+#: ``f_globals``, a function's ``__globals__``, ``sys.modules[...]`` with ``setattr``): a file using one keeps its
+#: ``if __name__ == "__main__":`` blocks counted (verify44b F2).
+_NAMESPACE_WRITERS = frozenset({
+    "globals", "vars", "locals", "exec", "eval", "__import__", "import_module", "modules", "_getframe",
+    "currentframe", "f_globals", "f_locals", "__globals__", "__dict__", "__builtins__", "builtins",
+    "__getattribute__", "__setattr__", "attrgetter", "methodcaller", "get_referrers", "reload"})
+#: Of them, those read as attributes too (``sys.modules``, ``frame.f_globals``): not ``model.eval()``.
+_WRITER_ATTRS = _NAMESPACE_WRITERS - {"globals", "vars", "locals", "exec", "eval"}
+
+
+def _rebinds_name(n: ast.AST) -> bool:
+    """Whether the node ``n`` may bind ``__name__`` (:func:`_main_false`): an assignment, ``global``, ``del``, a
+    parameter, ``import ... as``, ``except ... as``, a ``match`` capture or keyword of that name, an attribute
+    ``.__name__`` set, a string holding it, a namespace writer (:data:`_NAMESPACE_WRITERS`) named, or ``setattr``,
+    ``getattr``, ``delattr`` of such a name or of one not built from literals (but on ``self``, ``cls``)."""
+    name = "__name__"
+    if isinstance(n, ast.Name):
+        return n.id == name and not isinstance(n.ctx, ast.Load) or n.id in _NAMESPACE_WRITERS
+    if isinstance(n, ast.Attribute):
+        return n.attr == name and not isinstance(n.ctx, ast.Load) or n.attr in _WRITER_ATTRS
+    if isinstance(n, (ast.Global, ast.Nonlocal)):
+        return name in n.names
+    if isinstance(n, ast.Constant):
+        return isinstance(n.value, str) and (name in n.value or n.value in _WRITER_ATTRS) or isinstance(
+            n.value, bytes) and name.encode() in n.value
+    if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("setattr", "getattr", "delattr"):
+        text = _text(n.args[1]) if len(n.args) >= 2 else None  # getattr(self, name): the layer's own attributes
+        return text in _WRITER_ATTRS or text == name or text is None and not (n.args and _on_self(n.args[0]))
+    bound = (n.arg if isinstance(n, (ast.arg, ast.keyword)) else n.asname if isinstance(n, ast.alias)
+             else n.name if isinstance(n, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) else n.rest
+             if isinstance(n, ast.MatchMapping) else None)
+    return bound == name
+
+
+def _on_self(n: ast.AST) -> bool:
+    """Whether ``n`` is ``self`` or ``cls``: a layer's own attributes, not a module's namespace."""
+    return isinstance(n, ast.Name) and n.id in ("self", "cls")
+
+
+#: Scopes whose names are not the module's: a ``__name__`` read there may be a parameter or a local of theirs.
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp, ast.SetComp, ast.DictComp,
+           ast.GeneratorExp)
+
+
+def _main_false(tree: ast.AST) -> frozenset[int]:
+    """The ``id`` of each ``if`` (and ``x if c else y``) in the module's own scope (not in a function, lambda, class
+    or comprehension, whose ``__name__`` may be a parameter: verify44b F2) where ``__name__ == "__main__"`` is false
+    as the grader and the checker run the code (imported as a module: its ``__name__`` is its import name); none
+    when the file may rebind ``__name__`` (:func:`_rebinds_name`), whose branches are read as before (the branch may
+    run): newuser44 F1, a self-test under ``if __name__ == "__main__":`` importing autograd scored 0/28."""
+    own = {id(n.func if isinstance(n, ast.Call) else n) for n in ast.walk(tree) if (
+        isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "vars" and n.args or isinstance(
+            n, ast.Attribute) and n.attr == "__dict__") and _on_self(n.args[0] if isinstance(n, ast.Call) else n.value)}
+    if any(_rebinds_name(n) for n in ast.walk(tree) if id(n) not in own):  # vars(self), self.__dict__: the layer's
+        return frozenset()
+    out, stack = set(), [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.If, ast.IfExp)):
+            out.add(id(node))
+        stack.extend(c for c in ast.iter_child_nodes(node) if not isinstance(c, _SCOPES))
+    return frozenset(out)
 
 
 def _imports(tree: ast.AST, *, guarded: bool) -> Iterator[tuple[ast.AST, str | None]]:
@@ -182,7 +231,7 @@ def _imports(tree: ast.AST, *, guarded: bool) -> Iterator[tuple[ast.AST, str | N
             children = [*node.args, *node.keywords]  # its callee is read (a second look would report it taken)
         elif not guarded and isinstance(node, ast.Try) and _guards_import(node.handlers):
             children = [*node.handlers, *node.orelse, *node.finalbody]
-        elif isinstance(node, (ast.If, ast.IfExp)) and (taken := _taken(node.test, main)) is not None:
+        elif isinstance(node, (ast.If, ast.IfExp)) and (taken := _taken(node.test, id(node) in main)) is not None:
             branch = node.body if taken else node.orelse  # a list of statements, or an expression
             children = [node.test, *(branch if isinstance(branch, list) else [branch])]
         else:

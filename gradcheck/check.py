@@ -811,11 +811,11 @@ def _numerical_comparisons(call, cfg, G, y_shape, sources, dkeys, shapes, displa
                                             values=lambda s: s.grad)
             notes.extend([_grown_note(display[k], a0, scale(k, sc.grad), step, cfg.step, atols[k])]
                          if step != cfg.step else [])  # |dk| as the swamp warning reads it (one number)
-        rescan = functools.partial(_at_fraction, scan, k, step)
-        cs = _versus_scan(mine := {s: sources[s][k] for s in analytic}, sc, rtol, atols[k], mask, how, rescan, *sized)
+        rescan, res = functools.partial(_at_fraction, scan, k, step), (roundoff or {}).get(k)  # res: no floor
+        cs = _versus_scan(mine := {s: sources[s][k] for s in analytic}, sc, rtol, atols[k], mask, how, rescan, *sized, res)
         if roundoff is not None and _own_scale(k, scale(k, sc.grad), atols, roundoff[k], display[k], notes, below_floor(
                 k, scale(k, sc.grad)), k in strict and cs, extrapolating=not large and sc.d_plus is not None):
-            cs = _versus_scan(mine, sc, rtol, atols[k], mask, how, rescan, *sized)
+            cs = _versus_scan(mine, sc, rtol, atols[k], mask, how, rescan, *sized, res)
             cs = _own_scale_blind(cs, atols[k], sc.grad, mask, display[k], notes, scale(k, sc.grad))
         _keep(numerical, comps[k], complex_keys, k, sc, cs, display[k])
 
@@ -1039,7 +1039,7 @@ def _own_scale_blind(cs, atol, numerical, mask, name, notes, top):
 
 
 def _versus_scan(analytic: dict[str, np.ndarray], sc, rtol, atol, mask=None, how="elements", rescan=None,
-                 large=False, scale=1.0):
+                 large=False, scale=1.0, roundoff=None):
     """``{"<src>-vs-numerical": Comparison}`` of each analytic gradient with a numerical :class:`Scan`.
 
     ``rescan(indices, fraction) -> Scan``: the same differences at ``fraction`` of the step, at those indices;
@@ -1050,7 +1050,8 @@ def _versus_scan(analytic: dict[str, np.ndarray], sc, rtol, atol, mask=None, how
     are all within the step's truncation error (:func:`step_covered`, from the same ``h/2`` and ``h/4``) gives no
     verdict (``unchecked="step"``, NOT CHECKED): a correct tanh at eps=1 was a FAIL with 7 kinks (newuser23 M4).
     A comparison whose failing elements all have differences that cannot tell (:func:`_extrapolate`'s unsettled
-    ones; ``scale``: the largest ``|x|`` of the inputs) gives none either (``unchecked="converge"``, verify43c F4)."""
+    ones; ``scale``: the largest ``|x|`` of the inputs; ``roundoff``: the default atol without its floor) gives none
+    either (``unchecked="converge"``, verify43c F4)."""
     kinks = {src: kink_mask(g, sc.grad, sc.d_plus, sc.d_minus, rtol=rtol, atol=atol) for src, g in analytic.items()}
     union = np.logical_or.reduce([*kinks.values(), np.zeros(np.shape(sc.grad), dtype=bool)])
     inside = np.ones(np.shape(sc.grad), dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
@@ -1069,7 +1070,7 @@ def _versus_scan(analytic: dict[str, np.ndarray], sc, rtol, atol, mask=None, how
     done, before = np.zeros(np.shape(sc.grad), dtype=bool), sc.grad
     unsettled = done
     if not large and rescan is not None and sc.d_plus is not None:
-        done, unsettled = _extrapolate(analytic, sc, rtol, atol, inside, kinks, rescan, scale)
+        done, unsettled = _extrapolate(analytic, sc, rtol, atol, inside, kinks, rescan, scale, roundoff)
     out = {}
     for src, g in analytic.items():
         c = compare(g, sc.grad, f"{src}-vs-numerical", rtol=rtol, atol=atol, mask=mask, how=how, kinks=kinks[src])
@@ -1085,7 +1086,7 @@ def _versus_scan(analytic: dict[str, np.ndarray], sc, rtol, atol, mask=None, how
     return out
 
 
-def _extrapolate(analytic: dict[str, np.ndarray], sc, rtol, atol, inside, kinks, rescan, scale=1.0):
+def _extrapolate(analytic: dict[str, np.ndarray], sc, rtol, atol, inside, kinks, rescan, scale=1.0, roundoff=None):
     """Where an analytic gradient fails the central difference ``sc.grad`` at the default step (not at a kink), replace
     that difference, in place, by Richardson's extrapolation from the same differences at half and a quarter of the
     step where it has converged (:func:`gradcheck.compare.extrapolated`: the truncation error of the step, which the
@@ -1105,7 +1106,10 @@ def _extrapolate(analytic: dict[str, np.ndarray], sc, rtol, atol, inside, kinks,
     a right layer FAILed), so neither verdict can be trusted there (:func:`_versus_scan`: NOT CHECKED when every
     failing element is unsettled), only at inputs of :data:`UNSETTLED_SCALE` or more. So too where every difference
     and the analytic gradient are within ``atol`` times ``scale`` (the largest ``|x|`` of the inputs, which the forward may add to: post-LN attention at ``X + 3000``,
-    whose ``dW_q`` of 1.5e-10 moves intermediates of 3000 by about their rounding: the differences 0 or 1e-12)."""
+    whose ``dW_q`` of 1.5e-10 moves intermediates of 3000 by about their rounding: the differences 0 or 1e-12), with
+    ``atol`` no larger than ``roundoff`` (the differences' own round-off, without the floor, when known): a saturated
+    tanh at ``X + 1000`` whose backward adds 1e-6 (the true dX 0, every difference 0 while the loss's round-off is
+    4e-13) is a FAIL, not unsettled under the floor's 1e-9 times 1000 (verify44b F1)."""
     fails = np.logical_or.reduce([mismatched(g, sc.grad, rtol, atol) & inside & ~kinks[src]
                                   for src, g in analytic.items()] + [np.zeros(np.shape(sc.grad), dtype=bool)])
     done, unsettled = np.zeros(fails.shape, dtype=bool), np.zeros(fails.shape, dtype=bool)
@@ -1116,7 +1120,7 @@ def _extrapolate(analytic: dict[str, np.ndarray], sc, rtol, atol, inside, kinks,
                             nan=1.0)
     worst = tuple(int(i) for i in np.unravel_index(int(np.argmax(np.where(fails, rel, -1.0))), fails.shape))
     rest = [tuple(int(i) for i in ix) for ix in np.argwhere(fails) if tuple(int(i) for i in ix) != worst]
-    top = 1.0
+    top, tiny = 1.0, (atol if roundoff is None else min(atol, roundoff)) * scale
     for idx in ([worst], rest):
         if not idx:
             break
@@ -1124,7 +1128,7 @@ def _extrapolate(analytic: dict[str, np.ndarray], sc, rtol, atol, inside, kinks,
         at[tuple(np.array(idx).T)] = True
         R, ok, top, lo, hi, noise, peak = _deeper(sc.grad, rescan, idx, rtol, atol, top)
         loose = at & (_within_spread(analytic, np.where(ok, R, lo), np.where(ok, R, hi), rtol, noise) | (
-            peak <= atol * scale) & np.logical_or.reduce([np.abs(g) <= atol * scale for g in analytic.values()]))
+            peak <= tiny) & np.logical_or.reduce([np.abs(g) <= tiny for g in analytic.values()]))
         loose &= scale >= UNSETTLED_SCALE  # near 1 the atol bounds the round-off (fixg28 H1: a doubled tiny dX)
         at &= ok
         sc.grad = np.where(at, R, sc.grad)

@@ -93,7 +93,7 @@ def _conditions(tree: ast.AST) -> dict[ast.AST, str]:
     while stack:
         node, cond = stack.pop()
         test = None
-        if isinstance(node, ast.If) and _taken(node.test, main) is None:
+        if isinstance(node, ast.If) and _taken(node.test, id(node) in main) is None:
             try:
                 test = ast.unparse(node.test)
             except RecursionError:
@@ -143,12 +143,41 @@ class _AnyFile(Exception):
     """An import :func:`graded_files` cannot follow (a module named at run time): any file may run."""
 
 
+#: Modules and functions that load or run another file's code by a path or a name given as data, which
+#: :func:`graded_files` does not follow as it follows ``import`` (verify44b F3: ``runpy.run_path``,
+#: ``pkgutil.resolve_name("helper:f")``, ``pydoc.locate``, ``spec_from_file_location(...).loader.exec_module``,
+#: ``pickle.loads(b"chelper...")`` ran a helper.py holding ``import autograd`` that the guard no longer read). A
+#: reached file naming one makes every file graded, as before; the list is what the standard library and the common
+#: packages offer, not a proof, and the sandbox, which holds no autodiff package, stays the wall.
+_LOADERS = frozenset({
+    "runpy", "run_path", "run_module", "pkgutil", "resolve_name", "pydoc", "locate", "pickle", "_pickle", "marshal",
+    "dill", "cloudpickle", "joblib", "shelve", "copyreg", "allow_pickle", "importlib", "spec_from_file_location",
+    "spec_from_loader", "module_from_spec", "exec_module", "load_module", "SourceFileLoader", "SourcelessFileLoader",
+    "zipimport", "zipimporter", "imp", "load_source", "meta_path", "path_hooks", "__loader__", "code", "runsource",
+    "runcode", "InteractiveInterpreter", "InteractiveConsole", "doctest", "testfile", "testmod", "DocFileSuite",
+    "timeit", "cProfile", "profile", "pdb", "trace", "mock", "dictConfig", "fileConfig", "entry_points",
+    "get_type_hints", "ForwardRef", "_evaluate"})
+
+
+def _loads_by_data(tree: ast.AST) -> bool:
+    """Whether ``tree`` names one of :data:`_LOADERS` (a name, an attribute, a module imported or a string)."""
+    for n in ast.walk(tree):
+        names = ([n.id] if isinstance(n, ast.Name) else [n.attr] if isinstance(n, ast.Attribute) else
+                 [p for a in n.names for p in a.name.split(".")] if isinstance(n, ast.Import) else
+                 [*(n.module or "").split("."), *(a.name for a in n.names)] if isinstance(n, ast.ImportFrom) else
+                 [n.value] if isinstance(n, ast.Constant) and isinstance(n.value, str) else [])
+        if any(x in _LOADERS for x in names):
+            return True
+    return False
+
+
 def graded_files(start: str, files: dict[str, str]) -> list[str]:
     """The paths of ``files`` (``{relative name: path}``, the submission's) that importing the graded file ``start``
     may run: ``start`` and the files it imports, directly or through one another (:func:`walk_imports`; an import in
     a ``try`` too; an absolute name looked up from the submission's top and from the importing file's folder alike).
     Every file when one cannot be told: ``start`` not among them, a file over :data:`AST_BYTES`, one that does not
-    parse, or an import of a name known only at run time. A script beside the graded file that nothing imports (a
+    parse, an import of a name known only at run time, or a file naming a way to load code by a path or a name given
+    as data (:data:`_LOADERS`: ``runpy``, ``pickle``, ``importlib``, ...). A script beside the graded file that nothing imports (a
     student's own check against autograd) never runs in grading (newuser44 F6: it cost a correct submission 0/28).
 
     Parameters
@@ -188,7 +217,7 @@ def graded_files(start: str, files: dict[str, str]) -> list[str]:
     try:
         reached = []
         for path, parsed in walk_imports([files[start]], follow, _parsed, guarded=True):
-            if parsed is None:
+            if parsed is None or _loads_by_data(parsed[1]):
                 return everything
             reached.append(path)
     except _AnyFile:
