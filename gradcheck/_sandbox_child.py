@@ -831,9 +831,9 @@ _GC = (gc.collect, gc.disable)
 #: between the request's counted steps, and :func:`counting_calls` pauses it while its own profiler runs
 _GAP = [None]
 #: ``pthread_sigmask`` (``_signal``'s: ``signal``'s turns the old mask's numbers into enums, 0.2 ms for all of them),
-#: the mask before any submission ran and every signal (:func:`_seal`, :func:`_unseal`)
-_SIG = (_signal.pthread_sigmask, _signal.pthread_sigmask(signal.SIG_BLOCK, ()),
-        tuple(int(s) for s in signal.valid_signals()))
+#: the mask before any submission ran, no signal blocked (set by :func:`_run`), and every signal (:func:`_seal`,
+#: :func:`_unseal`)
+_SIG = (_signal.pthread_sigmask, (), tuple(int(s) for s in signal.valid_signals()))
 
 
 def _seal():
@@ -2124,6 +2124,9 @@ def _preload(cfg):
 def _run(cfg, np, AD):
     """The child proper, from its limits on: ``sys.path`` and the working folder, the output streams, the
     guards, "ready" (no submitted code has run yet), then the requests until the end of input."""
+    # no signal blocked, whatever the grader's process had blocked: a mask is kept across fork and exec, so a sandbox
+    # started by a process or thread that blocks SIGALRM ran a submission whose timer never fired (suitetime44)
+    _SIG[0](signal.SIG_SETMASK, _SIG[1])
     drop_privileges(cfg)
     install_seccomp(cfg.get("seccomp"))
     out = open(cfg["fd_out"], "wb", closefd=False)

@@ -466,12 +466,13 @@ def test_hang_and_exit_name_the_step_that_ran(tmp_path, monkeypatch):
     # or stalled machine may not give it within 10 limits (then SandboxStarved, not the timeout asserted)
     monkeypatch.setattr(sandbox, "STARVED_FACTOR", 60)
     # newuser item 6: a forward that loops or exits was blamed on the import and the constructor
+    # a 1 s limit: each hang busy-loops through it (any limit names the step; 3 s cost 4 CPU-s more)
     f = student(tmp_path, STEPS)
-    p = check(f, "--timeout", "3", shape="8,3", init=None, cls="Lin")
+    p = check(f, "--timeout", "1", shape="8,3", init=None, cls="Lin")
     assert p.returncode == 3, p.stdout + p.stderr
-    assert "Lin.forward (called on the probe input" in err(p) and "did not finish within 3 s" in err(p)
+    assert "Lin.forward (called on the probe input" in err(p) and "did not finish within 1 s" in err(p)
     assert "importing" not in err(p)
-    p = check(f, "--timeout", "3", shape="8,3", init='{"hang": true}', cls="Lin")
+    p = check(f, "--timeout", "1", shape="8,3", init='{"hang": true}', cls="Lin")
     assert p.returncode == 3 and "building student.py::Lin(hang=True) did not finish" in err(p), err(p)
     p = check(f, shape="8,3", init=None, cls="Exit")
     assert p.returncode == 3, p.stdout + p.stderr

@@ -331,7 +331,8 @@ class Lin:
         return dY @ self.W.T
 
 class MLP:
-    def __init__(self, n, bug=1.0):
+    def __init__(self, n, bug=1):  # an int: a float default 1.0 is checked again at 0.7 (sources.symmetric_args), a
+        # second check of every layer, which fails and is set aside (forward does not read bug): no assertion here
         self.layers = [Lin(4, 1.0, i) for i in range(n - 1)] + [Lin(4, bug, 999)]
 
     def forward(self, X):
