@@ -158,12 +158,9 @@ def running_stats_finding(layer: Any, reference: Any, cname: str, shape, seed: i
     before = {rname[s]: np.array(state[s], dtype=np.float64) for s in own.values()}
     Call(layer, cname, [X], inputs, params, True).forward(X.copy())
     after = adapter_call(layer, "state_values")
-    counted = {n: float(t) for n, t in after.items() if np.ndim(t) == 0 and np.ndim(state.get(n)) == 0 and n in state
-               and float(t) == float(state[n]) + 1 and float(t).is_integer()}  # num_batches_tracked, by behaviour
     found, more = _compared({b: rname[s] for b, s in own.items()}, before,
                             {rname[s]: after.get(s) for s in own.values()}, reference, X, ref_name, cname, lambda: (
-        Call(layer, cname, [Xe], inputs, params, False).forward(Xe.copy()), [Xe]), state.get("momentum"),
-                            counted=counted)
+        Call(layer, cname, [Xe], inputs, params, False).forward(Xe.copy()), [Xe]), state.get("momentum"))
     return found, notes + more
 
 
@@ -283,15 +280,14 @@ def pair_running_stats_finding(layer: Any, reference: Any, cname: str, shapes, s
 
 
 def _compared(own: dict, before: dict, after: dict, reference: Any, X: np.ndarray, ref_name: str, cname: str,
-              eval_out, momentum=None, pair: bool = False, counted=None) -> tuple[Finding | None, list[str]]:
+              eval_out, momentum=None, pair: bool = False) -> tuple[Finding | None, list[str]]:
     """:func:`running_stats_finding`'s comparison of the statistics ``after`` the layer's training forward on ``X``
     from ``before`` (``{reference name: array}``; ``own``: ``{the layer's buffer: reference name}``) with the
     ``reference``'s after the same forward from the same values, then, when they agree, of the eval outputs:
     ``eval_out()`` gives the layer's (and the inputs it was given, the reference's too: its parameters already the
     layer's), or ``(None, why)`` when no eval forward can be run (said in the notes). ``momentum``: the layer's own
     (its attribute or its dict's), by which statistics at another rate are accepted (:func:`_another_rate`; ``pair``:
-    the layer is a CS231n function pair, whose ``bn_param`` momentum is CS231n's share kept by its API; ``counted``:
-    the layer's scalars the training forward added one to, for a cumulative average)."""
+    the layer is a CS231n function pair, whose ``bn_param`` momentum is CS231n's share kept by its API)."""
     m = reference.momentum
     for r, v in before.items():
         setattr(reference, r, v.copy())
@@ -310,8 +306,7 @@ def _compared(own: dict, before: dict, after: dict, reference: Any, X: np.ndarra
             setattr(reference, r, got.copy())
             continue
         wrong.append((b, r, got, want, biased if "var" in r and count > 1 else want))
-    if wrong and (rate := _cumulative(wrong, before, m, counted, ref_name)
-                  or _another_rate(wrong, before, m, momentum, ref_name, pair)):
+    if wrong and (rate := _another_rate(wrong, before, m, momentum, ref_name, pair)):
         notes.append(rate)  # (a running average at the layer's own momentum, another convention: review36 F2)
         for _, r, got, *_ in wrong:
             setattr(reference, r, got.copy())
@@ -370,24 +365,6 @@ def _one_share(wrong, before: dict, m: float) -> float | None:
     ks = [next((k for k in (_kept(before[r], g, w, m), _kept(before[r], g, wb, m)) if k is not None), None)
           for _, r, g, w, wb in wrong]
     return ks[0] if None not in ks and np.ptp(ks) <= 1e-6 else None
-
-
-def _cumulative(wrong, before: dict, m: float, counted, ref_name: str) -> str:
-    """The note accepting ``wrong`` (:func:`running_stats_finding`'s differing buffers) as a cumulative average, the
-    mean of every batch so far: PyTorch's ``momentum=None``, which its ``BatchNorm1d`` documents, keeping
-    ``1 - 1/t`` of the old value where ``t``, a count the training forward added one to (``counted``:
-    ``num_batches_tracked``), is the number of batches (verify43c F6: such a right class lost every gradient part,
-    "keeps 0.987 of the old value"); "" otherwise. A layer that never updates its statistics keeps all of them, one
-    with the momentum swapped 0.1 or 0.9: no count fits."""
-    k = _one_share(wrong, before, m)
-    if k is None or not 1e-6 < k < 1 - 1e-6:
-        return ""
-    name = next((n for n, t in (counted or {}).items() if t >= 2 and abs(k - (1 - 1 / t)) < 1e-6), None)
-    return "" if name is None else (
-        f"running statistics: {', '.join(b for b, *_ in wrong)} are a cumulative average keeping {k:.3g} of the old "
-        f"value, 1 - 1/{name} ({name} = {counted[name]:g} after this forward: PyTorch's momentum=None, the mean of "
-        f"every batch so far); {ref_name} (momentum={m:g}) keeps {1 - m:g}: accepted as another rate, the eval output "
-        "compared given your statistics")
 
 
 def _another_rate(wrong, before: dict, m: float, momentum, ref_name: str, pair: bool = False) -> str:
