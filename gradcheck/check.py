@@ -391,7 +391,7 @@ def _check_mode(call: Call, cfg: CheckConfig, rng, twin, init, reference, upstre
     atols, roundoff = _tensor_atols(call, Y, G, cfg, dkeys, atol, cfg_atol_default)
     comps, numerical = _numerical_comparisons(call, cfg, G, Y.shape, sources, dkeys, shapes, display, notes,
                                               atols, cfg_atol_default and max(atols.values(), default=0) > ATOL_FLOOR,
-                                              roundoff, cx := [])
+                                              roundoff, cx := [], _output_size(Y, G))
     records += _assemble(dkeys, display, shapes, sources, comps, cfg.rtol, atols)
     notes[first_notes:first_notes] = _default_atol_note(cfg_atol_default, atol, atols, roundoff, display, Y, G, cfg.step)
     for k in dkeys:  # a default atol above every |gradient| passes anything: NOT CHECKED, never a PASS
@@ -770,13 +770,14 @@ def _upstream(upstream, rng, shape, owner, avoid=()) -> np.ndarray:
 
 
 def _numerical_comparisons(call, cfg, G, y_shape, sources, dkeys, shapes, display, notes, atols, grow=False,
-                           roundoff=None, complex_keys=None):
+                           roundoff=None, complex_keys=None, y_size=1.0):
     """The numerical source by the configured plan, compared with the analytic sources except the reference.
 
     ``atols`` (per key) is updated: with ``grow``, a tensor the default atol swamps (:data:`NOISY`) gets a grown step
     (:func:`grown_step`); with ``roundoff`` (per key, the default atol without its floor), a tensor all below the floor
     or failing its directional test may be compared at its own scale (:func:`_own_scale`, :func:`_own_scale_blind`);
-    ``complex_keys`` gets the display names of the tensors differenced by the complex step."""
+    ``complex_keys`` gets the display names of the tensors differenced by the complex step; ``y_size``: the output's
+    size (:func:`_output_size`), against which the inputs' ``|x|`` tells how far intermediates may outgrow it."""
     complex_keys = [] if complex_keys is None else complex_keys
     analytic = [src for src in ("manual", "tape") if src in sources]
     comps: dict[str, dict[str, Comparison]] = {k: {} for k in dkeys}
@@ -785,7 +786,8 @@ def _numerical_comparisons(call, cfg, G, y_shape, sources, dkeys, shapes, displa
     strict: list[str] = []  # keys whose directional test failed
     large = cfg.method == "central" and bool(_large_step_note(cfg))  # the user's step: its truncation error counts
     first = dict(atols)  # each tensor's atol at its own steps, before any grew or was lowered
-    many, sized = call.forward_many(y_shape), (large, max([1.0, *(float(np.max(np.abs(x), initial=0)) for x in call.inputs)]))
+    xmax = max([1.0, *(float(np.max(np.abs(x), initial=0)) for x in call.inputs)])
+    many, sized = call.forward_many(y_shape), (large, xmax, max(1.0, xmax / max(y_size, 1e-300)))
     rng = np.random.default_rng([cfg.seed, 1])
 
     def scan(which, indices=None, eps=cfg.step):
@@ -1039,7 +1041,7 @@ def _own_scale_blind(cs, atol, numerical, mask, name, notes, top):
 
 
 def _versus_scan(analytic: dict[str, np.ndarray], sc, rtol, atol, mask=None, how="elements", rescan=None,
-                 large=False, scale=1.0, roundoff=None):
+                 large=False, scale=1.0, grown=1.0, roundoff=None):
     """``{"<src>-vs-numerical": Comparison}`` of each analytic gradient with a numerical :class:`Scan`.
 
     ``rescan(indices, fraction) -> Scan``: the same differences at ``fraction`` of the step, at those indices;
@@ -1050,7 +1052,8 @@ def _versus_scan(analytic: dict[str, np.ndarray], sc, rtol, atol, mask=None, how
     are all within the step's truncation error (:func:`step_covered`, from the same ``h/2`` and ``h/4``) gives no
     verdict (``unchecked="step"``, NOT CHECKED): a correct tanh at eps=1 was a FAIL with 7 kinks (newuser23 M4).
     A comparison whose failing elements all have differences that cannot tell (:func:`_extrapolate`'s unsettled
-    ones; ``scale``: the largest ``|x|`` of the inputs; ``roundoff``: the default atol without its floor) gives none
+    ones; ``scale``: the largest ``|x|`` of the inputs, ``grown`` its ratio to the output's size; ``roundoff``: the
+    default atol without its floor) gives none
     either (``unchecked="converge"``, verify43c F4)."""
     kinks = {src: kink_mask(g, sc.grad, sc.d_plus, sc.d_minus, rtol=rtol, atol=atol) for src, g in analytic.items()}
     union = np.logical_or.reduce([*kinks.values(), np.zeros(np.shape(sc.grad), dtype=bool)])
@@ -1070,7 +1073,7 @@ def _versus_scan(analytic: dict[str, np.ndarray], sc, rtol, atol, mask=None, how
     done, before = np.zeros(np.shape(sc.grad), dtype=bool), sc.grad
     unsettled = done
     if not large and rescan is not None and sc.d_plus is not None:
-        done, unsettled = _extrapolate(analytic, sc, rtol, atol, inside, kinks, rescan, scale, roundoff)
+        done, unsettled = _extrapolate(analytic, sc, rtol, atol, inside, kinks, rescan, scale, roundoff, grown)
     out = {}
     for src, g in analytic.items():
         c = compare(g, sc.grad, f"{src}-vs-numerical", rtol=rtol, atol=atol, mask=mask, how=how, kinks=kinks[src])
@@ -1086,7 +1089,16 @@ def _versus_scan(analytic: dict[str, np.ndarray], sc, rtol, atol, mask=None, how
     return out
 
 
-def _extrapolate(analytic: dict[str, np.ndarray], sc, rtol, atol, inside, kinks, rescan, scale=1.0, roundoff=None):
+def _output_size(Y, G) -> float:
+    """The output's size as the loss ``sum(Y * G)`` weighs it, ``sum|Y G| / sum|G|`` (1.0 where ``G`` is all 0)."""
+    with np.errstate(all="ignore"):
+        w = float(np.sum(np.abs(np.asarray(G, dtype=np.float64))))
+        y = float(np.sum(np.abs(np.asarray(Y, dtype=np.complex128 if np.iscomplexobj(Y) else np.float64) * G)))
+    return y / w if w > 0 and np.isfinite(y) else 1.0
+
+
+def _extrapolate(analytic: dict[str, np.ndarray], sc, rtol, atol, inside, kinks, rescan, scale=1.0, roundoff=None,
+                 grown=1.0):
     """Where an analytic gradient fails the central difference ``sc.grad`` at the default step (not at a kink), replace
     that difference, in place, by Richardson's extrapolation from the same differences at half and a quarter of the
     step where it has converged (:func:`gradcheck.compare.extrapolated`: the truncation error of the step, which the
@@ -1105,11 +1117,14 @@ def _extrapolate(analytic: dict[str, np.ndarray], sc, rtol, atol, inside, kinks,
     bound): at ``X - 3000`` attention's differences are the step's at ``h`` and round-off's below it (verify43c F4:
     a right layer FAILed), so neither verdict can be trusted there (:func:`_versus_scan`: NOT CHECKED when every
     failing element is unsettled), only at inputs of :data:`UNSETTLED_SCALE` or more. So too where every difference
-    and the analytic gradient are within ``atol`` times ``scale`` (the largest ``|x|`` of the inputs, which the forward may add to: post-LN attention at ``X + 3000``,
+    and the analytic gradient are within ``atol`` times ``grown`` (the largest ``|x|`` of the inputs over the output's
+    size: intermediates the forward makes of ``x`` may be that much larger than its output: post-LN attention at ``X + 3000``,
     whose ``dW_q`` of 1.5e-10 moves intermediates of 3000 by about their rounding: the differences 0 or 1e-12), with
     ``atol`` no larger than ``roundoff`` (the differences' own round-off, without the floor, when known): a saturated
     tanh at ``X + 1000`` whose backward adds 1e-6 (the true dX 0, every difference 0 while the loss's round-off is
-    4e-13) is a FAIL, not unsettled under the floor's 1e-9 times 1000 (verify44b F1)."""
+    4e-13) is a FAIL, not unsettled under the floor's 1e-9 times 1000 (verify44b F1); a Linear at ``|x|`` of 1e14,
+    whose output is as large, has no such intermediates: its sign-flipped dX FAILs (``grown`` near 1, where ``scale``
+    would have left every gradient under 1e7 unsettled)."""
     fails = np.logical_or.reduce([mismatched(g, sc.grad, rtol, atol) & inside & ~kinks[src]
                                   for src, g in analytic.items()] + [np.zeros(np.shape(sc.grad), dtype=bool)])
     done, unsettled = np.zeros(fails.shape, dtype=bool), np.zeros(fails.shape, dtype=bool)
@@ -1120,7 +1135,7 @@ def _extrapolate(analytic: dict[str, np.ndarray], sc, rtol, atol, inside, kinks,
                             nan=1.0)
     worst = tuple(int(i) for i in np.unravel_index(int(np.argmax(np.where(fails, rel, -1.0))), fails.shape))
     rest = [tuple(int(i) for i in ix) for ix in np.argwhere(fails) if tuple(int(i) for i in ix) != worst]
-    top, tiny = 1.0, (atol if roundoff is None else min(atol, roundoff)) * scale
+    top, tiny = 1.0, (atol if roundoff is None else min(atol, roundoff)) * grown
     for idx in ([worst], rest):
         if not idx:
             break
