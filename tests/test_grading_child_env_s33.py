@@ -6,6 +6,9 @@ folder named by ``PYTHONPYCACHEPREFIX`` is read (the child writes no bytecode); 
 of the grader is still dropped, so none changes how the child runs.
 """
 
+from pathlib import Path
+
+import gradcheck
 from gradcheck.grading.runner import _child_env
 
 
@@ -16,12 +19,14 @@ def test_the_cache_folder_is_kept_and_the_rest_of_python_s_variables_dropped(mon
     monkeypatch.setenv("PYTHONWARNINGS", "error")
     monkeypatch.setenv("PYTEST_ADDOPTS", "-x")
     monkeypatch.setenv("COV_CORE_SOURCE", "gradcheck")
-    monkeypatch.delenv("PYTHONPATH", raising=False)  # kept only as the grader's own folder (tested elsewhere)
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path / "elsewhere"))  # replaced by the grader's own folder
     env = _child_env()
     assert env["PYTHONPYCACHEPREFIX"] == str(tmp_path / "pyc")
     assert env["PYTHONDONTWRITEBYTECODE"] == "1"  # read, never written by the child
+    # PYTHONPATH: the folder of this checkout's gradcheck alone, whatever the caller's was (verify43c F9)
+    assert env["PYTHONPATH"] == str(Path(gradcheck.__file__).resolve().parents[1])
     assert sorted(k for k in env if k.startswith(("PYTHON", "PYTEST_", "COV_"))) == [
-        "PYTEST_DISABLE_PLUGIN_AUTOLOAD", "PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX"]
+        "PYTEST_DISABLE_PLUGIN_AUTOLOAD", "PYTHONDONTWRITEBYTECODE", "PYTHONPATH", "PYTHONPYCACHEPREFIX"]
 
 
 def test_without_a_cache_folder_none_is_set(monkeypatch):

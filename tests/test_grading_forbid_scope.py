@@ -66,3 +66,13 @@ def test_a_helper_the_graded_file_imports_is_still_read(tmp_path):
     got = [(v.file, v.module) for v in forbidden_imports(graded_files("layers.py", files), ["autograd", "torch"],
                                                            root=str(tmp_path))]
     assert got == [("helpers.py", "torch")]
+
+
+def test_an_imported_helper_too_deep_to_parse_makes_every_file_read(tmp_path):
+    """The hostile batch's deep_helper (an expression nested 30,000 deep, RecursionError in ast.parse) is no longer read
+    when nothing imports it; imported, it cannot be followed, so every file is (a refusal, never a file left unread)."""
+    deep = "x = " + "1+" * 30_000 + "1\n"
+    files = _files(tmp_path / "a", {"layers.py": "import helper\n", "helper.py": deep, "other.py": "import torch\n"})
+    assert sorted(graded_files("layers.py", files)) == sorted(files.values())
+    files = _files(tmp_path / "b", {"layers.py": "x = 1\n", "helper.py": deep})
+    assert graded_files("layers.py", files) == [files["layers.py"]]

@@ -99,7 +99,9 @@ LAYOUTS = {
     "Alice": ({"layers.py": SOLUTION.encode()}, TOTAL, None),
     "alice": ({"layers.py": DB_MEAN.encode()}, BASE, None),
     # helper files that make the static import guard recurse or parse a lot, or import in a cycle
-    "deep_helper": ({"layers.py": SOLUTION.encode(), "helper.py": DEEP}, 0.0, "nested too deeply"),
+    # (a helper nothing imports never runs: the import guard reads only what the graded file imports, newuser44 F6;
+    # one that is imported and too deep for ast.parse makes the guard read every file: tests/test_grading_forbid_scope.py)
+    "deep_helper": ({"layers.py": SOLUTION.encode(), "helper.py": DEEP}, TOTAL, None),
     "import_cycle": ({"layers.py": b"import cyc_a\n" + DB_MEAN.encode(), "cyc_a.py": b"import cyc_b\n",
                       "cyc_b.py": b"import cyc_a\nimport layers\n"}, BASE, None),
     "many_imports_helper": ({"layers.py": SOLUTION.encode(), "helper.py": b"import os\n" * 100_000}, TOTAL, None),
