@@ -200,3 +200,16 @@ def test_an_underflowing_log_softmax_is_not_told_to_subtract_the_row_maximum():
     assert "Subtract the row maximum" not in said and "log-sum-exp" in said and "rounds to 0" in said, said
     said = _overflowed(float("inf"), 501.0, z, _SoftmaxCE(shift=False, logp=False), y)  # no shift: exp overflows
     assert "Subtract the row maximum before exp" in said and "log-sum-exp" not in said, said
+
+
+def test_a_nan_loss_at_ordinary_logits_is_told_neither_overflow_nor_underflow():
+    """verify44b F6: a loss NaN for another reason at logits 2.6 apart was told a logit lay 745 below its row's max."""
+    from gradcheck.grading.checks import _overflowed
+
+    class _NanCE:
+        def forward(self, y, z):
+            return float("nan")
+
+    z = np.array([[0.1, 2.7, -0.2], [1.0, 2.0, 3.0]])
+    said = _overflowed(float("nan"), 1.2, z, _NanCE(), np.array([1, 2]))
+    assert "745" not in said and "Subtract the row maximum" not in said and "0/0" in said, said

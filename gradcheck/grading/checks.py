@@ -2356,7 +2356,15 @@ def _overflowed(L: float, L_ref: float, logits: np.ndarray, loss: Any = None, y_
     log of a probability that rounded to 0, which log-sum-exp avoids (redteam43 F3: a softmax that subtracts the
     row maximum, then takes ``np.log(probs)``, was told to subtract the row maximum)."""
     top = float(np.max(logits)) if np.size(logits) else 0.0
-    if _underflowed(loss, y_true, logits):
+    z = np.asarray(logits, dtype=np.float64)
+    spread = float(np.max(z.max(axis=-1) - z.min(axis=-1))) if z.ndim and z.size else 0.0
+    still = _underflowed(loss, y_true, logits)
+    if still and spread < UNDERFLOW_SPREAD:  # verify44b F6: no underflow at logits 2.6 apart, and no overflow
+        return (f"the loss is {L}; expected the finite value {L_ref:.6g}. It is {L} with each row's maximum "
+                f"subtracted from the logits too, whose rows are at most {spread:.3g} apart (no exp overflows or "
+                "rounds to 0 there): look for a 0/0 or a log of 0 elsewhere in the loss (a log of the targets, a "
+                "division by a count of 0).")
+    if still:
         return (f"the loss is {L}; expected the finite value {L_ref:.6g}. It is {L} with each row's maximum "
                 "subtracted from the logits too, so it is no overflow of exp: a probability exp(z - max) / sum "
                 "rounds to 0 in float64 (a logit about 745 or more below its row's maximum) and its log is -inf. "
@@ -2366,6 +2374,11 @@ def _overflowed(L: float, L_ref: float, logits: np.ndarray, loss: Any = None, y_
            if top > np.log(np.finfo(np.float64).max) else "")
     return (f"the loss is {L}{why}; expected the finite value {L_ref:.6g}. Subtract the row maximum before exp "
             "(softmax(z) = softmax(z - z.max(axis=1, keepdims=True))).")
+
+
+#: A row's spread of logits from which ``exp(z - max)`` may round to 0 in float64, so ``np.log`` of a probability is
+#: -inf: ``exp(-745.2)`` is the last subnormal's half; 700 leaves room for the sum's division.
+UNDERFLOW_SPREAD = 700.0
 
 
 def _underflowed(loss: Any, y_true: Any, logits: np.ndarray) -> bool:

@@ -13,6 +13,9 @@ Rules
   the forward's order (``affine_backward`` returns ``(dx, dw, db)``).
 * ``softmax_loss(x, y) -> (loss, dx)`` is a loss: the mean over the batch and its gradient.
 * Work in float64; do not modify the arrays you receive (``x``, ``dout``) or your caches in place.
+* Derive each backward by hand: ``NAME_backward`` must not call ``NAME_forward`` (keep what it
+  needs in the cache instead). The grader counts the forward's calls during the backward: a
+  pair whose backward calls its forward fails its gradient tests, even when the numbers are right.
 
 Check a pair before submitting (one ``--input-shape`` per array input, separated by ';')::
 
