@@ -391,7 +391,7 @@ def _check_mode(call: Call, cfg: CheckConfig, rng, twin, init, reference, upstre
     atols, roundoff = _tensor_atols(call, Y, G, cfg, dkeys, atol, cfg_atol_default)
     comps, numerical = _numerical_comparisons(call, cfg, G, Y.shape, sources, dkeys, shapes, display, notes,
                                               atols, cfg_atol_default and max(atols.values(), default=0) > ATOL_FLOOR,
-                                              roundoff, cx := [], _output_size(Y, G))
+                                              roundoff, cx := [], _input_scale(call.inputs, Y, G))
     records += _assemble(dkeys, display, shapes, sources, comps, cfg.rtol, atols)
     notes[first_notes:first_notes] = _default_atol_note(cfg_atol_default, atol, atols, roundoff, display, Y, G, cfg.step)
     for k in dkeys:  # a default atol above every |gradient| passes anything: NOT CHECKED, never a PASS
@@ -770,14 +770,13 @@ def _upstream(upstream, rng, shape, owner, avoid=()) -> np.ndarray:
 
 
 def _numerical_comparisons(call, cfg, G, y_shape, sources, dkeys, shapes, display, notes, atols, grow=False,
-                           roundoff=None, complex_keys=None, y_size=1.0):
+                           roundoff=None, complex_keys=None, xscale=(1.0, 1.0)):
     """The numerical source by the configured plan, compared with the analytic sources except the reference.
 
     ``atols`` (per key) is updated: with ``grow``, a tensor the default atol swamps (:data:`NOISY`) gets a grown step
     (:func:`grown_step`); with ``roundoff`` (per key, the default atol without its floor), a tensor all below the floor
     or failing its directional test may be compared at its own scale (:func:`_own_scale`, :func:`_own_scale_blind`);
-    ``complex_keys`` gets the display names of the tensors differenced by the complex step; ``y_size``: the output's
-    size (:func:`_output_size`), against which the inputs' ``|x|`` tells how far intermediates may outgrow it."""
+    ``complex_keys`` gets the display names of the tensors differenced by the complex step; ``xscale``: :func:`_input_scale`."""
     complex_keys = [] if complex_keys is None else complex_keys
     analytic = [src for src in ("manual", "tape") if src in sources]
     comps: dict[str, dict[str, Comparison]] = {k: {} for k in dkeys}
@@ -786,8 +785,7 @@ def _numerical_comparisons(call, cfg, G, y_shape, sources, dkeys, shapes, displa
     strict: list[str] = []  # keys whose directional test failed
     large = cfg.method == "central" and bool(_large_step_note(cfg))  # the user's step: its truncation error counts
     first = dict(atols)  # each tensor's atol at its own steps, before any grew or was lowered
-    xmax = max([1.0, *(float(np.max(np.abs(x), initial=0)) for x in call.inputs)])
-    many, sized = call.forward_many(y_shape), (large, xmax, max(1.0, xmax / max(y_size, 1e-300)))
+    many, sized = call.forward_many(y_shape), (large, *xscale)
     rng = np.random.default_rng([cfg.seed, 1])
 
     def scan(which, indices=None, eps=cfg.step):
@@ -1089,12 +1087,16 @@ def _versus_scan(analytic: dict[str, np.ndarray], sc, rtol, atol, mask=None, how
     return out
 
 
-def _output_size(Y, G) -> float:
-    """The output's size as the loss ``sum(Y * G)`` weighs it, ``sum|Y G| / sum|G|`` (1.0 where ``G`` is all 0)."""
+def _input_scale(inputs, Y, G) -> tuple[float, float]:
+    """``(xmax, grown)``: the largest ``|x|`` of the inputs (at least 1), and its ratio (at least 1) to the output's
+    size as the loss ``sum(Y * G)`` weighs it, ``sum|Y G| / sum|G|``: how much larger than the output the forward's
+    intermediates made of ``x`` may be (:func:`_extrapolate`)."""
+    xmax = max([1.0, *(float(np.max(np.abs(x), initial=0)) for x in inputs if np.size(x))])
     with np.errstate(all="ignore"):
         w = float(np.sum(np.abs(np.asarray(G, dtype=np.float64))))
         y = float(np.sum(np.abs(np.asarray(Y, dtype=np.complex128 if np.iscomplexobj(Y) else np.float64) * G)))
-    return y / w if w > 0 and np.isfinite(y) else 1.0
+    size = y / w if w > 0 and np.isfinite(y) and y > 0 else 1.0
+    return xmax, max(1.0, xmax / size)
 
 
 def _extrapolate(analytic: dict[str, np.ndarray], sc, rtol, atol, inside, kinks, rescan, scale=1.0, roundoff=None,
