@@ -32,6 +32,8 @@ def _says_the_handler_exited(text: str) -> None:
             in text), text
 
 
+@pytest.mark.fresh_grading_child  # the zygote-forked child missed the timer in CIs of sessions 43 and 44, also
+# with the sandbox child's signal mask cleared (aabf7d66): the cause is elsewhere
 def test_a_signal_handler_calling_os_exit_while_the_child_waits_is_named(tmp_path):
     """Graded: the row said "ended the sandbox process with exit code 3 ... Does the code call sys.exit, exit() or
     os._exit?"; now it names the call, its line and the signal whose handler made it."""

@@ -244,6 +244,8 @@ def waiting_test(tmp_path):
     return text.replace(old, '    __import__("time").sleep(0.5)  # the child waits: the timer fires\n' + old)
 
 
+@pytest.mark.fresh_grading_child  # the zygote-forked child missed the timer in CIs of sessions 43 and 44, also
+# with the sandbox child's signal mask cleared (aabf7d66): the cause is elsewhere
 def test_a_signal_handler_raising_while_the_child_waits_is_named(tmp_path):
     """Graded: the next request's shared memory could not be sent (a broken pipe), which the grader blamed on file
     descriptors; now the test's output names the exception, where it was raised and the signal."""
