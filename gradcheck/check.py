@@ -391,7 +391,7 @@ def _check_mode(call: Call, cfg: CheckConfig, rng, twin, init, reference, upstre
     atols, roundoff = _tensor_atols(call, Y, G, cfg, dkeys, atol, cfg_atol_default)
     comps, numerical = _numerical_comparisons(call, cfg, G, Y.shape, sources, dkeys, shapes, display, notes,
                                               atols, cfg_atol_default and max(atols.values(), default=0) > ATOL_FLOOR,
-                                              roundoff, cx := [], _input_scale(call.inputs, Y, G))
+                                              roundoff, cx := [])
     records += _assemble(dkeys, display, shapes, sources, comps, cfg.rtol, atols)
     notes[first_notes:first_notes] = _default_atol_note(cfg_atol_default, atol, atols, roundoff, display, Y, G, cfg.step)
     for k in dkeys:  # a default atol above every |gradient| passes anything: NOT CHECKED, never a PASS
@@ -770,13 +770,13 @@ def _upstream(upstream, rng, shape, owner, avoid=()) -> np.ndarray:
 
 
 def _numerical_comparisons(call, cfg, G, y_shape, sources, dkeys, shapes, display, notes, atols, grow=False,
-                           roundoff=None, complex_keys=None, xscale=(1.0, 1.0)):
+                           roundoff=None, complex_keys=None):
     """The numerical source by the configured plan, compared with the analytic sources except the reference.
 
     ``atols`` (per key) is updated: with ``grow``, a tensor the default atol swamps (:data:`NOISY`) gets a grown step
     (:func:`grown_step`); with ``roundoff`` (per key, the default atol without its floor), a tensor all below the floor
     or failing its directional test may be compared at its own scale (:func:`_own_scale`, :func:`_own_scale_blind`);
-    ``complex_keys`` gets the display names of the tensors differenced by the complex step; ``xscale``: :func:`_input_scale`."""
+    ``complex_keys`` gets the display names of the tensors differenced by the complex step."""
     complex_keys = [] if complex_keys is None else complex_keys
     analytic = [src for src in ("manual", "tape") if src in sources]
     comps: dict[str, dict[str, Comparison]] = {k: {} for k in dkeys}
@@ -785,7 +785,7 @@ def _numerical_comparisons(call, cfg, G, y_shape, sources, dkeys, shapes, displa
     strict: list[str] = []  # keys whose directional test failed
     large = cfg.method == "central" and bool(_large_step_note(cfg))  # the user's step: its truncation error counts
     first = dict(atols)  # each tensor's atol at its own steps, before any grew or was lowered
-    many, sized = call.forward_many(y_shape), (large, *xscale)
+    many, sized = call.forward_many(y_shape), (large, max([1.0, *(float(np.max(np.abs(x), initial=0)) for x in call.inputs)]))
     rng = np.random.default_rng([cfg.seed, 1])
 
     def scan(which, indices=None, eps=cfg.step):
@@ -811,11 +811,11 @@ def _numerical_comparisons(call, cfg, G, y_shape, sources, dkeys, shapes, displa
                                             values=lambda s: s.grad)
             notes.extend([_grown_note(display[k], a0, scale(k, sc.grad), step, cfg.step, atols[k])]
                          if step != cfg.step else [])  # |dk| as the swamp warning reads it (one number)
-        rescan, res = functools.partial(_at_fraction, scan, k, step), (roundoff or {}).get(k)  # res: no floor
-        cs = _versus_scan(mine := {s: sources[s][k] for s in analytic}, sc, rtol, atols[k], mask, how, rescan, *sized, res)
+        rescan = functools.partial(_at_fraction, scan, k, step)
+        cs = _versus_scan(mine := {s: sources[s][k] for s in analytic}, sc, rtol, atols[k], mask, how, rescan, *sized)
         if roundoff is not None and _own_scale(k, scale(k, sc.grad), atols, roundoff[k], display[k], notes, below_floor(
                 k, scale(k, sc.grad)), k in strict and cs, extrapolating=not large and sc.d_plus is not None):
-            cs = _versus_scan(mine, sc, rtol, atols[k], mask, how, rescan, *sized, res)
+            cs = _versus_scan(mine, sc, rtol, atols[k], mask, how, rescan, *sized)
             cs = _own_scale_blind(cs, atols[k], sc.grad, mask, display[k], notes, scale(k, sc.grad))
         _keep(numerical, comps[k], complex_keys, k, sc, cs, display[k])
 
@@ -1039,7 +1039,7 @@ def _own_scale_blind(cs, atol, numerical, mask, name, notes, top):
 
 
 def _versus_scan(analytic: dict[str, np.ndarray], sc, rtol, atol, mask=None, how="elements", rescan=None,
-                 large=False, scale=1.0, grown=1.0, roundoff=None):
+                 large=False, scale=1.0):
     """``{"<src>-vs-numerical": Comparison}`` of each analytic gradient with a numerical :class:`Scan`.
 
     ``rescan(indices, fraction) -> Scan``: the same differences at ``fraction`` of the step, at those indices;
@@ -1050,8 +1050,7 @@ def _versus_scan(analytic: dict[str, np.ndarray], sc, rtol, atol, mask=None, how
     are all within the step's truncation error (:func:`step_covered`, from the same ``h/2`` and ``h/4``) gives no
     verdict (``unchecked="step"``, NOT CHECKED): a correct tanh at eps=1 was a FAIL with 7 kinks (newuser23 M4).
     A comparison whose failing elements all have differences that cannot tell (:func:`_extrapolate`'s unsettled
-    ones; ``scale``: the largest ``|x|`` of the inputs, ``grown`` its ratio to the output's size; ``roundoff``: the
-    default atol without its floor) gives none
+    ones; ``scale``: the largest ``|x|`` of the inputs) gives none
     either (``unchecked="converge"``, verify43c F4)."""
     kinks = {src: kink_mask(g, sc.grad, sc.d_plus, sc.d_minus, rtol=rtol, atol=atol) for src, g in analytic.items()}
     union = np.logical_or.reduce([*kinks.values(), np.zeros(np.shape(sc.grad), dtype=bool)])
@@ -1071,7 +1070,7 @@ def _versus_scan(analytic: dict[str, np.ndarray], sc, rtol, atol, mask=None, how
     done, before = np.zeros(np.shape(sc.grad), dtype=bool), sc.grad
     unsettled = done
     if not large and rescan is not None and sc.d_plus is not None:
-        done, unsettled = _extrapolate(analytic, sc, rtol, atol, inside, kinks, rescan, scale, roundoff, grown)
+        done, unsettled = _extrapolate(analytic, sc, rtol, atol, inside, kinks, rescan, scale)
     out = {}
     for src, g in analytic.items():
         c = compare(g, sc.grad, f"{src}-vs-numerical", rtol=rtol, atol=atol, mask=mask, how=how, kinks=kinks[src])
@@ -1087,20 +1086,7 @@ def _versus_scan(analytic: dict[str, np.ndarray], sc, rtol, atol, mask=None, how
     return out
 
 
-def _input_scale(inputs, Y, G) -> tuple[float, float]:
-    """``(xmax, grown)``: the largest ``|x|`` of the inputs (at least 1), and its ratio (at least 1) to the output's
-    size as the loss ``sum(Y * G)`` weighs it, ``sum|Y G| / sum|G|``: how much larger than the output the forward's
-    intermediates made of ``x`` may be (:func:`_extrapolate`)."""
-    xmax = max([1.0, *(float(np.max(np.abs(x), initial=0)) for x in inputs if np.size(x))])
-    with np.errstate(all="ignore"):
-        w = float(np.sum(np.abs(np.asarray(G, dtype=np.float64))))
-        y = float(np.sum(np.abs(np.asarray(Y, dtype=np.complex128 if np.iscomplexobj(Y) else np.float64) * G)))
-    size = y / w if w > 0 and np.isfinite(y) and y > 0 else 1.0
-    return xmax, max(1.0, xmax / size)
-
-
-def _extrapolate(analytic: dict[str, np.ndarray], sc, rtol, atol, inside, kinks, rescan, scale=1.0, roundoff=None,
-                 grown=1.0):
+def _extrapolate(analytic: dict[str, np.ndarray], sc, rtol, atol, inside, kinks, rescan, scale=1.0):
     """Where an analytic gradient fails the central difference ``sc.grad`` at the default step (not at a kink), replace
     that difference, in place, by Richardson's extrapolation from the same differences at half and a quarter of the
     step where it has converged (:func:`gradcheck.compare.extrapolated`: the truncation error of the step, which the
@@ -1118,15 +1104,12 @@ def _extrapolate(analytic: dict[str, np.ndarray], sc, rtol, atol, inside, kinks,
     round-off of an extrapolation from steps far below ``h``, which the tolerance's ``atol`` at ``h`` does not
     bound): at ``X - 3000`` attention's differences are the step's at ``h`` and round-off's below it (verify43c F4:
     a right layer FAILed), so neither verdict can be trusted there (:func:`_versus_scan`: NOT CHECKED when every
-    failing element is unsettled), only at inputs of :data:`UNSETTLED_SCALE` or more. So too where every difference
-    and the analytic gradient are within ``atol`` times ``grown`` (the largest ``|x|`` of the inputs over the output's
-    size: intermediates the forward makes of ``x`` may be that much larger than its output: post-LN attention at ``X + 3000``,
-    whose ``dW_q`` of 1.5e-10 moves intermediates of 3000 by about their rounding: the differences 0 or 1e-12), with
-    ``atol`` no larger than ``roundoff`` (the differences' own round-off, without the floor, when known): a saturated
-    tanh at ``X + 1000`` whose backward adds 1e-6 (the true dX 0, every difference 0 while the loss's round-off is
-    4e-13) is a FAIL, not unsettled under the floor's 1e-9 times 1000 (verify44b F1); a Linear at ``|x|`` of 1e14,
-    whose output is as large, has no such intermediates: its sign-flipped dX FAILs (``grown`` near 1, where ``scale``
-    would have left every gradient under 1e7 unsettled)."""
+    failing element is unsettled), only at inputs of :data:`UNSETTLED_SCALE` or more. Where the differences settle
+    (every estimate alike, e.g. all 0 while the analytic gradient is not) the verdict stands, however small the
+    gradient: a clause leaving entries whose differences and gradient were both under ``atol`` times ``|x|``
+    unsettled hid real bugs (verify44b F1: a saturated tanh at ``X + 1000`` whose backward adds 1e-6; verify44c F1:
+    a sign-flipped dX of ``tanh(1e-3 x)`` at ``X + 1e4``; a Linear's at ``|x|`` = 1e14), so it was taken out: a
+    right post-LN attention's ``dW_q`` at ``X + 3000`` FAILs again, as before this session."""
     fails = np.logical_or.reduce([mismatched(g, sc.grad, rtol, atol) & inside & ~kinks[src]
                                   for src, g in analytic.items()] + [np.zeros(np.shape(sc.grad), dtype=bool)])
     done, unsettled = np.zeros(fails.shape, dtype=bool), np.zeros(fails.shape, dtype=bool)
@@ -1137,15 +1120,14 @@ def _extrapolate(analytic: dict[str, np.ndarray], sc, rtol, atol, inside, kinks,
                             nan=1.0)
     worst = tuple(int(i) for i in np.unravel_index(int(np.argmax(np.where(fails, rel, -1.0))), fails.shape))
     rest = [tuple(int(i) for i in ix) for ix in np.argwhere(fails) if tuple(int(i) for i in ix) != worst]
-    top, tiny = 1.0, (atol if roundoff is None else min(atol, roundoff)) * grown
+    top = 1.0
     for idx in ([worst], rest):
         if not idx:
             break
         at = np.zeros(fails.shape, dtype=bool)
         at[tuple(np.array(idx).T)] = True
-        R, ok, top, lo, hi, noise, peak = _deeper(sc.grad, rescan, idx, rtol, atol, top)
-        loose = at & (_within_spread(analytic, np.where(ok, R, lo), np.where(ok, R, hi), rtol, noise) | (
-            peak <= tiny) & np.logical_or.reduce([np.abs(g) <= tiny for g in analytic.values()]))
+        R, ok, top, lo, hi, noise = _deeper(sc.grad, rescan, idx, rtol, atol, top)
+        loose = at & _within_spread(analytic, np.where(ok, R, lo), np.where(ok, R, hi), rtol, noise)
         loose &= scale >= UNSETTLED_SCALE  # near 1 the atol bounds the round-off (fixg28 H1: a doubled tiny dX)
         at &= ok
         sc.grad = np.where(at, R, sc.grad)
@@ -1174,7 +1156,7 @@ ABOVE_ROUNDOFF = 100.0
 
 
 def _deeper(c0, rescan, idx, rtol, atol, top):
-    """``(R, converged, fraction, lo, hi, noise, peak)`` at the indices ``idx``: Richardson's extrapolation of the central
+    """``(R, converged, fraction, lo, hi, noise)`` at the indices ``idx``: Richardson's extrapolation of the central
     differences from the steps ``f h``, ``f h/2``, ``f h/4`` (``f = top``: 1 and ``c0`` the differences at ``h``, or
     where the worst element stopped) by :func:`gradcheck.compare.extrapolated`, or ``C(f h/4)`` where ``C(f h/2)``
     and ``C(f h/4)`` agree within a quarter of the tolerance and their change shrank (a function smoother than the
@@ -1183,12 +1165,11 @@ def _deeper(c0, rescan, idx, rtol, atol, top):
     Wright sec. 8.1; or :data:`ABOVE_ROUNDOFF` times the round-off), the same from a quarter of ``f`` (up to
     :data:`EXTRAPOLATION_LEVELS` times); ``fraction`` is the last ``f``, for the other elements. ``lo``, ``hi``: the
     smallest and largest of each element's last estimates (``C(f h/2)``, ``C(f h/4)`` and both extrapolations);
-    ``noise``: their round-off, ``atol`` (``C(h)``'s) times ``4 / f``; ``peak``: the largest ``|C|`` of the walk."""
+    ``noise``: their round-off, ``atol`` (``C(h)``'s) times ``4 / f``."""
     R = np.array(c0, dtype=np.float64)
     ok, lo, hi, live = np.zeros(R.shape, dtype=bool), R.copy(), R.copy(), list(idx)
     noise = np.full(R.shape, float(atol))
     c1 = c0 if top == 1.0 else rescan(live, top).grad
-    peak = np.abs(np.asarray(c1, dtype=np.float64))
     for level in range(EXTRAPOLATION_LEVELS + 1):
         c2, c4 = rescan(live, top / 2).grad, rescan(live, top / 4).grad
         Rl, okl = extrapolated(c1, c2, c4, rtol, atol)
@@ -1200,13 +1181,13 @@ def _deeper(c0, rescan, idx, rtol, atol, top):
             vals = np.stack([c2, c4, Rl, richardson(c1, c2, c4)[1]])
             lo, hi = np.where(at, np.fmin.reduce(vals), lo), np.where(at, np.fmax.reduce(vals), hi)
         R, ok = np.where(at, np.where(okl, Rl, c4), R), ok | at & (okl | settled)
-        noise, peak = np.where(at, 4 * atol / top, noise), np.where(at, np.fmax.reduce(np.abs([peak, c2, c4])), peak)
+        noise = np.where(at, 4 * atol / top, noise)
         steps = (H2_SHRINK[0] <= ratio) & (ratio <= H2_SHRINK[1]) | (np.abs(c2 - c4) > ABOVE_ROUNDOFF * atol * 4 / top)
         go = at & ~ok & steps
         if level == EXTRAPOLATION_LEVELS or not go.any():
             break
         live, c1, top = [tuple(int(i) for i in ix) for ix in np.argwhere(go)], c4, top / 4
-    return R, ok, top, lo, hi, noise, peak
+    return R, ok, top, lo, hi, noise
 
 
 def _within_spread(analytic: dict[str, np.ndarray], lo, hi, rtol, noise) -> np.ndarray:

@@ -60,8 +60,10 @@ def _zoo(label):
     return entry.make(manualprop, np.random.default_rng(0)), entry.input_shape
 
 
-@pytest.mark.parametrize("label,offset", [("MultiHeadAttention[causal]", -3000.0),
-                                          ("TransformerBlock[postLN-causal]", 3000.0)])
+@pytest.mark.parametrize("label,offset", [("MultiHeadAttention[causal]", -3000.0), pytest.param(
+    "TransformerBlock[postLN-causal]", 3000.0, marks=pytest.mark.xfail(strict=True, reason=(
+        "its dW_q of 1.5e-10 moves intermediates of 3000 by about their rounding; the clause that left such entries "
+        "unsettled hid real bugs (verify44b F1, verify44c F1) and was taken out: a FAIL again, as on main")))])
 def test_right_attention_far_from_zero_is_not_checked_not_failed(label, offset):
     """verify43c F4: a right attention at X +/- 3000, whose central differences are the step's error at h and
     round-off's below it, FAILed dW_q, dW_k (db_k, dX); now no verdict (independent differences at small absolute
@@ -213,3 +215,25 @@ def test_a_nan_loss_at_ordinary_logits_is_told_neither_overflow_nor_underflow():
     z = np.array([[0.1, 2.7, -0.2], [1.0, 2.0, 3.0]])
     said = _overflowed(float("nan"), 1.2, z, _NanCE(), np.array([1, 2]))
     assert "745" not in said and "Subtract the row maximum" not in said and "0/0" in said, said
+
+
+@pytest.mark.parametrize("bug", [-1.0, 1.01])
+def test_a_wrong_small_gradient_at_a_large_offset_still_fails(bug):
+    """verify44c F1: tanh(1e-3 x) at X + 1e4 whose backward flips dX's sign or makes it 1% too large was NOT CHECKED
+    (the differences and the gradient both under atol times |x|); central differences settle it: a FAIL, as on main."""
+    from gradcheck import check_layer
+
+    class SmallTanh:
+        def __init__(self):
+            self.params, self.grads = {}, {}
+
+        def forward(self, X, training=False):
+            self.Y = np.tanh(1e-3 * X)
+            return self.Y
+
+        def backward(self, dY):
+            return bug * 1e-3 * dY * (1 - self.Y ** 2)
+
+    X = np.random.default_rng(1).standard_normal((4, 3)) + 1e4
+    res = check_layer(SmallTanh(), X, twin=None, seed=0)
+    assert "dX" in res.failing_tensors and not res.unchecked, res.table()
