@@ -60,6 +60,7 @@ from .diagnose import (
     mode_worded,
     not_checkable,
     point_headers,
+    random_mean_finding,
 )
 from .errors import (
     EXIT_MISMATCH,
@@ -894,12 +895,10 @@ def _running_stats(args, layer, reference, label: str, shape, diag) -> None:
 def _random_mean(args, layer, reference, label: str, init: dict[str, Any], shape, diag) -> None:
     """A passing layer whose training forward is random, so that ``--reference`` was not compared there
     (:data:`~gradcheck.diagnose.RANDOM_REFERENCE`): its training output's mean compared with the reference's
-    (:func:`gradcheck._random_mean.random_mean_finding`, a ``random-mean`` error Finding FAILs the check), as built
+    (:func:`gradcheck.diagnose.random_mean_finding`, a ``random-mean`` error Finding FAILs the check), as built
     and again with both built at the other value of each constructor argument that can hide a wrong scale
     (:func:`gradcheck.diagnose.symmetric_args`: 1/p = 1/(1-p) at p = 0.5; newuser37 F7: a dropout scaling its kept
     entries by 1/p PASSed with --training --reference manualprop.Dropout)."""
-    from ._random_mean import random_mean_finding
-    from .diagnose import _probe_inputs
     from .sources import built_with, pair_training, symmetric_args
 
     trains = pair_training(layer)  # a CS231n pair in dropout_param's 'train' (verify37 F4: compared element-wise)
@@ -941,7 +940,7 @@ def _built_alike(reference: Any, layer: Any, init: dict[str, Any], cname: str) -
     ``--reference-init``): each argument of its constructor (``rng`` and ``name`` aside) found in ``--init`` or as the
     layer's attribute, by its name or a synonym, none left at its default (a ``keep_prob`` layer's reference is built
     at its default ``p``, another rate). Then its training output's kept scale must be the layer's
-    (:func:`gradcheck._random_mean.scale_difference`, redteam39 F3)."""
+    (:func:`gradcheck.diagnose.scale_difference`, redteam39 F3)."""
     import inspect
 
     try:
@@ -3211,7 +3210,7 @@ def _forward_unchecked(cname: str, info: Any, res, reference: str | None = None,
         modes = [d for d in ([diag, *diag.other_modes] if diag is not None else []) if d.result is not None]
         given = info.get("mode") if info.get("protocol") == "cs231n" else None  # a pair's: 'train' (verify37 F4)
         random = [repr(given) if given else mode_word(d.training) for d in modes if RANDOM_REFERENCE in d.result.notes]
-        if random and any(f.code == "random-mean-note" for f in diag.findings):  # (newuser37 F7: _random_mean)
+        if random and any(f.code == "random-mean-note" for f in diag.findings):  # (newuser37 F7: random_mean_finding)
             return lead + (f"--reference {reference} was compared in {' and '.join(random)} mode by the output's mean "
                            "alone (see the note above): the forward is random, its draws held fixed for the check, "
                            f"and {reference} draws its own mask.")

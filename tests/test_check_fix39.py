@@ -256,7 +256,7 @@ def test_a_dropout_at_odds_with_itself_fails_beside_a_reference_given_its_rate()
     """verify39 F5: a dropout dropping 60% and scaling by 1/(1 - 0.3), its reference given p=0.3 by the user, was a
     usage error ('not built at one rate'); its own scale says its rate is 0.3, so the share is its bug: a FAIL. A
     layer unbiased at another rate (or the keep/drop flip) is still the usage error."""
-    from gradcheck._random_mean import random_mean_finding
+    from gradcheck.diagnose import random_mean_finding
 
     class Drop:
         def __init__(self, drop, scale, seed=0):

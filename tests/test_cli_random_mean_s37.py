@@ -1,7 +1,7 @@
 """newuser37 F7: ``gradcheck check --training --reference manualprop.Dropout`` PASSed a dropout scaling its kept
 entries by 1/p (E[Y] = X (1-p)/p), at p = 0.5, where 1/p = 1/(1-p), and at p = 0.2: its forward and backward agree
 with each other, the gradient check holds its mask, and the reference, drawing its own, was not compared. Now the
-training output's mean is compared with the reference's over about 4000 entries (:mod:`gradcheck._random_mean`), as
+training output's mean is compared with the reference's over about 4000 entries (:func:`gradcheck.diagnose.random_mean_finding`), as
 built and, at p = 0.5, with both built at p = 0.3; a correct inverted dropout PASSes with the comparison said.
 """
 

@@ -69,7 +69,7 @@ def test_f4_a_cs231n_dropout_pair_takes_the_mean_rule_with_the_reference_at_the_
     """verify37 F4: a correct CS231n dropout pair (seeded by dropout_param['seed'], so deterministic per call) against
     --reference manualprop.Dropout was compared element by element with the reference's own mask, in eval mode: a
     wrong FAIL ('other-function'). The pair's mode 'train' now runs the reference in training mode, random there: not
-    compared element-wise (RANDOM_REFERENCE) but by check's mean rule (gradcheck._random_mean), as a class's random
+    compared element-wise (RANDOM_REFERENCE) but by check's mean rule (gradcheck.diagnose.random_mean_finding), as a class's random
     forward, as built and at dropout_param['p']=0.3 with the reference built with the rate the pair drops (0.7). The
     correct pair PASSes; keep probability p=0.5 dividing by 1 - p (right only at 0.5) FAILs at 0.3."""
     from test_cli import run_here

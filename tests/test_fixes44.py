@@ -6,8 +6,7 @@ import numpy as np
 import pytest
 from test_grading_redteam43 import BatchNorm as RedteamBatchNorm
 
-from gradcheck._random_mean import own_eval_mean_finding
-from gradcheck.diagnose import kept_scale
+from gradcheck.diagnose import kept_scale, own_eval_mean_finding
 
 
 class _DropoutF32:

@@ -1,7 +1,7 @@
 """redteam38: ``grade.layer_gradients(..., training=True)`` against a random reference judged a dropout's gradients by
 central differences of its own forward (newuser37 F1) and so gave full points to a dropout whose forward and backward
 both leave out 1/(1 - p), where ``gradcheck check --training --reference manualprop.Dropout`` FAILs it by the
-training output's mean (newuser37 F7, ``gradcheck._random_mean``). The grader now compares the means as check does."""
+training output's mean (newuser37 F7, :func:`gradcheck.diagnose.random_mean_finding`). The grader now compares the means as check does."""
 
 import numpy as np
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import manualprop as mp
-from gradcheck._random_mean import SIGMAS, random_mean_finding
+from gradcheck.diagnose import SIGMAS, random_mean_finding
 
 
 class _ScaledDropout:
@@ -69,7 +69,7 @@ def test_random_mean_standard_error_of_a_spatial_dropout_counts_its_masks_not_it
     """Kills rm_se_entries (the standard error read from the entries as independent draws): a spatial dropout draws
     one mask per (sample, channel), so the standard error of its mean ratio is sqrt(p / (1 - p) / (N C)), the
     binomial's (here 0.0289 for N = 400, C = 3, p = 0.5), not the entries' sqrt(p / (1 - p) / (N C H W)) (0.0036)."""
-    from gradcheck._random_mean import _mean_ratio
+    from gradcheck.diagnose import _mean_ratio
 
     N, C, H, W, p = 400, 3, 8, 8, 0.5
     rng = np.random.default_rng(0)

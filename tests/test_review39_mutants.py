@@ -310,7 +310,7 @@ def test_an_integer_mask_times_a_tensor_is_recorded():
 
 # ---------------------------------------------------------------- gradcheck: the random mean's reference call
 def test_the_random_mean_calls_a_reference_through_its_own_switch():
-    from gradcheck._random_mean import random_mean_finding
+    from gradcheck.diagnose import random_mean_finding
 
     class NoScale:
         def __init__(self, p=0.5):

@@ -51,6 +51,8 @@ from ..diagnose import (
     DIAGNOSES,
     INVERTED_DROPOUT,
     RANDOM_REFERENCE,
+    SCALE_RTOL,
+    SIGMAS,
     _dlfs_f,
     _find,
     _float32_values,
@@ -61,8 +63,10 @@ from ..diagnose import (
     fixed_mask,
     kept_scale,
     name_swaps,
+    random_mean_finding,
     rounding_rtol,
     same_mask,
+    scale_difference,
 )
 from ..errors import GradcheckError, GraderError, NonFiniteError, StudentCodeError
 from ..numerical import difference_quotient, probe_rng, upstream_draw
@@ -1102,7 +1106,7 @@ def _mask_graded(verdict: Verdict, cname: str, reference: Any, xs: list[np.ndarr
     generator rewound) and the mean's probe batch (its size) from the test's, and answer them otherwise (redteam39 F1,
     F2: a backward ``dX = dY`` beside a forward giving the identity to the central differences kept its points; a
     dropout without its scale, raising on the probe, too). A reference whose training output ``Y / X`` is 0 or one
-    scale needs the same of ``Y``, the output of the test's forward (:func:`gradcheck._random_mean.scale_difference`:
+    scale needs the same of ``Y``, the output of the test's forward (:func:`gradcheck.diagnose.scale_difference`:
     every passing part fails, as the mean's finding fails them); a reference that is a mask layer (no parameters, its
     own backward ``G * Y / X``) needs ``dX`` (part ``name``), the backward of ``G`` after that forward, to be
     ``G * Y / X`` too, as central differences of that forward with its mask held would give. Entries where ``X`` is 0
@@ -1110,8 +1114,6 @@ def _mask_graded(verdict: Verdict, cname: str, reference: Any, xs: list[np.ndarr
     bug keeps that check's words. Returns whether the parts were judged here (a part failed, or the mask layer's dX
     held); False: nothing claimed (:func:`_expected_graded` judges them)."""
     import copy
-
-    from .._random_mean import SCALE_RTOL, scale_difference
 
     if len(xs) != 1 or not isinstance(Y, np.ndarray) or Y.shape != xs[0].shape or Y.dtype.kind not in "fiu" \
             or not np.any(on := xs[0] != 0):
@@ -1158,7 +1160,7 @@ def _expected_graded(verdict: Verdict, layer: Any, proxy: Any, xs: list[np.ndarr
                      reference: Any) -> None:
     """Each passing part's mean over :data:`EXPECTED_CALLS` training calls of the layer (forward of the test's input,
     then backward of its ``G``, the draws free: each call a new mask) against the reference's mean over
-    :data:`REFERENCE_DRAWS` of its own (``expected_for(G)``), within :data:`~gradcheck._random_mean.SIGMAS` standard
+    :data:`REFERENCE_DRAWS` of its own (``expected_for(G)``), within :data:`~gradcheck.diagnose.SIGMAS` standard
     errors of the difference (each draw's spread read from the reference's draws: the same as a right layer's) plus
     the tolerances, entry by entry and projected on the reference's mean (:func:`_projected_off`). A random layer that
     is not a mask layer (a model holding a dropout) has no exact anchor (:func:`_mask_graded`), and its forward can
@@ -1226,8 +1228,6 @@ def _expected_parts(todo: list[Part], mine: list[dict[str, Any]], theirs: list[d
     """:func:`_expected_graded`'s judgement of the parts ``todo`` on the student's calls ``mine`` (gradients by part
     name) against the reference's draws ``theirs`` (grown by :data:`REFERENCE_MORE` for a second look before a FAIL),
     entry by entry, then projected on the reference's mean (:func:`_projected_off`)."""
-    from .._random_mean import SIGMAS
-
     n = len(mine)
     for p in todo:
         ref = np.stack([t[p.name] for t in theirs])
@@ -1278,16 +1278,14 @@ def _projected_off(name: str, mine: list[Mapping[str, Any]], theirs: list[Mappin
                    sigmas: float | None = None, rare: bool = False) -> float:
     """How far (positive: too far) the mean of the student's calls ``mine`` lies from the reference's draws
     ``theirs[AIM_DRAWS:]``, both projected on the reference's mean direction (:func:`_projections`): ``sigmas``
-    standard errors of the difference (None: :data:`~gradcheck._random_mean.SIGMAS`) plus the tolerances, plus with
+    standard errors of the difference (None: :data:`~gradcheck.diagnose.SIGMAS`) plus the tolerances, plus with
     ``rare`` :data:`RARE_CALLS` calls' worth of the reference's range (as an entry's second look allows). Summed over
     the entries, the draws' spread is a fraction of one entry's (redteam40 F4: 0.21-0.33 of the mean for a dW
     whose entries spread 0.6-0.8 of theirs)."""
-    from .._random_mean import SIGMAS as SIG
-
     a, b = _projections(name, mine, theirs), _projections(name, theirs[AIM_DRAWS:], theirs)
     se = b.std(ddof=1) * np.sqrt(1 / len(a) + 1 / len(b))
     slack = RARE_CALLS * (b.max() - b.min()) / len(a) if rare else 0.0
-    k = SIG if sigmas is None else sigmas
+    k = SIGMAS if sigmas is None else sigmas
     return float(abs(a.mean() - b.mean()) - (k * se + slack + ATOL_FLOOR + rtol * (abs(a.mean()) + abs(b.mean()))))
 
 
@@ -1309,10 +1307,8 @@ def _mean_off(mean: np.ndarray, ref: np.ndarray, rtol: float, rare: int, n: int 
               sigmas: float | None = None) -> np.ndarray:
     """How far (positive: too far) the student's ``mean`` over ``n`` calls lies from the mean of the
     reference's draws ``ref`` (stacked on axis 0), each entry: ``sigmas`` (None:
-    :data:`~gradcheck._random_mean.SIGMAS`) standard errors of the difference (each draw's spread read from ``ref``)
+    :data:`~gradcheck.diagnose.SIGMAS`) standard errors of the difference (each draw's spread read from ``ref``)
     plus the tolerances, plus ``rare`` calls' worth of the reference's range."""
-    from .._random_mean import SIGMAS
-
     b = ref.mean(axis=0)
     se = ref.std(axis=0, ddof=1) * np.sqrt(1 / n + 1 / len(ref))
     slack = rare * (ref.max(axis=0) - ref.min(axis=0)) / n
@@ -1392,14 +1388,12 @@ def _output_moment_graded(todo: list[Part], ys: list[Any], drawn: tuple[Any, np.
                           xs: list[np.ndarray], rtol: float, cname: str, ref_name: str) -> None:
     """The mean square of the outputs ``ys`` of :func:`_expected_graded`'s training forwards of the test's own input
     against the reference's over its training forwards at the same weights (``drawn``, grown by :data:`REFERENCE_MORE`
-    draws before a FAIL), within :data:`~gradcheck._random_mean.SIGMAS` standard errors: otherwise each part in
+    draws before a FAIL), within :data:`~gradcheck.diagnose.SIGMAS` standard errors: otherwise each part in
     ``todo`` still passing fails, as it does when an output is not a finite array of the reference's shape there. The
     moments' probe batch (:func:`_random_mean_graded`, verify39 F7) can be told by its size and refused: a model that
     left its dropout out, its forward made to look random by a factor 1 + 1e-3 z, raising on 400 rows, kept its
     points (redteam41), its gradients' mean being the reference's (the mask enters linearly). Then the pairs of
     entries kept or dropped together (:func:`_together_off`, redteam42 F3: a dropout drawing one keep per example)."""
-    from .._random_mean import SIGMAS
-
     ref, b, kept = drawn
     shape = np.shape(forward_in_mode(ref, [x.copy() for x in xs], True))
     bad = [y for y in ys if not (isinstance(y, np.ndarray) and y.shape == shape and y.dtype.kind in "fiu"
@@ -1446,15 +1440,13 @@ def _share_graded(verdict: Verdict, layer: Any, proxy: Any, X: np.ndarray, refer
     backward that call's mask). Where the reference's ``Y / X`` is 0 or one scale at each of :data:`SHARE_DRAWS`
     draws (in process) and the test's call passed :func:`_mask_graded`, the layer makes :data:`SHARE_CALLS` more
     training forwards of the test's input (the draws free); each must show the reference's kind of mask
-    (:func:`gradcheck._random_mean.scale_difference`: a forward raising or answering otherwise is the submission's
+    (:func:`gradcheck.diagnose.scale_difference`: a forward raising or answering otherwise is the submission's
     failure, on its own input), and the share kept over them and the test's call must be the reference's within
-    :data:`~gradcheck._random_mean.SIGMAS` standard errors of the difference, one call's spread read from the
+    :data:`~gradcheck.diagnose.SIGMAS` standard errors of the difference, one call's spread read from the
     reference's draws and never taken below a binomial one of independent entries (a right dropout FAILs with
     probability about 2e-9). Answering these forwards otherwise than the test's own needs the right share known:
     it earns nothing. Every part still passing fails with the sentence."""
     import copy
-
-    from .._random_mean import SIGMAS
 
     if not any(p.passed for p in verdict.parts) or not isinstance(Y, np.ndarray) or Y.shape != X.shape:
         return
@@ -1490,9 +1482,7 @@ def _share_outs(layer: Any, proxy: Any, X: np.ndarray, outs: list[Any], n: int, 
                 ref_name: str) -> tuple[list[Any], str | None]:
     """``(outs + n more, why)``: :func:`_share_graded`'s ``n`` more training forwards of ``X`` (the draws free) after
     ``outs``, and the sentence failing the layer when one raised or is not ``X`` times the reference's kind of mask
-    (its draw ``drawn``: :func:`gradcheck._random_mean.scale_difference`), else None."""
-    from .._random_mean import scale_difference
-
+    (its draw ``drawn``: :func:`gradcheck.diagnose.scale_difference`), else None."""
     cname, new = type(layer).__name__, []
     try:
         with _draws_free(layer, proxy):
@@ -1554,14 +1544,12 @@ def _together_off(outs: Sequence[Any], draw: Callable[[], np.ndarray], draws: Se
     """The sentence that fails a random layer whose training outputs ``outs`` (of the test's input, each a new draw:
     finite arrays of the reference's shape) keep or drop entries together otherwise than the reference's ``draws`` do
     (:func:`_pairs_together`, in rows and in columns, over the entries some draw keeps: :func:`_together_stats`;
-    within :data:`~gradcheck._random_mean.SIGMAS` standard errors, a second look on :data:`REFERENCE_MORE` more
+    within :data:`~gradcheck.diagnose.SIGMAS` standard errors, a second look on :data:`REFERENCE_MORE` more
     ``draw()`` before a FAIL, as :func:`_expected_parts`'); None when they agree. redteam42 F3: a dropout drawing its
     mask once per example (``(N, 1)``) or once per feature for the whole batch (``rng.random(D)`` broadcast) has each
     entry's law right (mean, mean square, gradients' mean, held differences) and lost no point; each pair of one row
     (or column) is then kept or dropped together, where an inverted dropout's entries are independent (Srivastava et
     al. 2014; PyTorch's Dropout: each element)."""
-    from .._random_mean import SIGMAS
-
     if not outs or any(np.ndim(o) < 1 or len(o) == 0 for o in [*outs, *draws[:1]]):
         return None
     mine, theirs, live = _together_stats(outs, draws)
@@ -1607,8 +1595,6 @@ def _one_mask_scale(refs: list[np.ndarray], X: np.ndarray) -> bool:
     """Whether the reference's training outputs ``refs`` of ``X`` are each ``X`` times a mask of 0 and one scale, the
     same at every draw (:func:`gradcheck.diagnose.kept_scale`; a draw keeping nothing has none), finite, of ``X``'s
     shape, and some draw keeps an entry."""
-    from .._random_mean import SCALE_RTOL
-
     on = X != 0
     if not np.any(on) or any(r.shape != X.shape or not np.all(np.isfinite(r)) for r in refs):
         return False
@@ -1629,12 +1615,10 @@ def _copied(obj: Any, copy: Any) -> Any:
 
 def _random_mean_graded(verdict: Verdict, layer: Any, reference: Any, xs: list[np.ndarray]) -> None:
     """The training output's mean compared with the reference's, as ``gradcheck check --training --reference`` does
-    (:func:`gradcheck._random_mean.random_mean_finding`; redteam38: a dropout whose forward and backward both left
+    (:func:`gradcheck.diagnose.random_mean_finding`; redteam38: a dropout whose forward and backward both left
     out 1/(1 - p) kept its points here, the gradients judged against its own forward, while check FAILed it): a
     ``random-mean`` finding fails every part still passing, with its sentence; the comparison's note otherwise."""
     import copy
-
-    from .._random_mean import random_mean_finding
 
     if len(xs) != 1 or not any(p.passed for p in verdict.parts):
         return
