@@ -1,4 +1,5 @@
-"""The difference quotient of gradcheck: :func:`kernel` is the one place a finite difference is formed.
+"""The difference quotient of gradcheck: :func:`kernel` is the one place a finite difference is formed; and the
+one closeness rule (:func:`mismatched`, :func:`close`, :func:`relative_error`), which :mod:`gradcheck.compare` exports.
 
 Standalone (numpy only): :mod:`gradcheck.numerical` imports it (its evaluation plans) and
 :mod:`gradcheck._adapters` too, whose text the sandbox child runs with this module's text before it (a probe of
@@ -6,7 +7,7 @@ the student's object: which of two gradients backward gives is further from a di
 and steps: :mod:`gradcheck.numerical`'s docstring.
 
 It also holds the checker's own random stream (:func:`probe_rng`, :func:`upstream_draw`), which the child's
-adapters draw from too: what the checker draws (the upstream gradient ``G``, inputs from a shape, directions)
+adapters draw from too (and the rule, so that the adapters' probes decide by it as every verdict does): what the checker draws (the upstream gradient ``G``, inputs from a shape, directions)
 must never be a draw the checked code made itself (newuser29 H2: ``G`` from ``default_rng(0)`` was lesson 02's
 ``X``, so a backward using ``X`` where ``dY`` is due passed).
 """
@@ -58,6 +59,59 @@ def difference_quotient(phi, h, method="central"):
     points = [o * h for o in OFFSETS[method]]
     f0 = phi(0.0) if method == "forward" else None
     return float(kernel(method, [phi(t) for t in points], points, f0)[0])
+
+
+#: The smallest positive float64: :func:`relative_error`'s floor of the denominator.
+TINY = float(np.finfo(np.float64).tiny)
+
+
+def relative_error(a, b, tiny=TINY):
+    """Element-wise ``|a - b| / max(|a| + |b|, tiny)`` in float64, in [0, 1] (``a == b == 0`` gives 0): the one
+    relative error (:mod:`gradcheck.compare`'s docstring).
+
+    >>> float(relative_error(1.0, 1.1))  # 0.1 / 2.1
+    0.047619047619047...
+    """
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    return np.abs(a - b) / np.maximum(np.abs(a) + np.abs(b), tiny)
+
+
+def mismatched(a, b, rtol, atol):
+    """The elements where ``a`` and ``b`` (one shape) break the one rule: ``|a - b|`` above both ``atol`` and
+    ``rtol (|a| + |b|)``, or not finite where they differ (an infinity agrees only with itself; NaN with nothing).
+
+    Returns
+    -------
+    ndarray of bool, the shape of ``a``
+
+    Examples
+    --------
+    >>> mismatched(np.array([1.0, np.inf, 2.0]), np.array([1.0, 1.0, 2.1]), 1e-6, 1e-9)
+    array([False,  True,  True])
+    """
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        d = np.abs(a - b)
+        ok = (np.isfinite(d) & ((d <= atol) | (d <= rtol * (np.abs(a) + np.abs(b))))) | (a == b)
+    return ~ok
+
+
+def close(a, b, rtol=1e-6, atol=1e-9, *, equal_nan=False):
+    """True when ``a`` and ``b`` have one shape and pass the one rule (:func:`mismatched`) everywhere
+    (``close(a, b, 0, 0)``: equality; an infinity agrees only with itself; ``equal_nan``: NaN with NaN)."""
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    if a.shape != b.shape:
+        return False
+    if np.array_equal(a, b):  # equal everywhere (no NaN): the rule holds, whatever rtol and atol
+        return True
+    return bool(np.all(~mismatched(a, b, rtol, atol) | (equal_nan & np.isnan(a) & np.isnan(b))))
+
+
+def sums_to_one(a, axis=-1, atol=1e-9):
+    """Whether ``a``'s sums along ``axis`` are 1 within ``atol`` by the one rule (:func:`close`, ``rtol`` 0): the
+    rows of probabilities (a softmax's output, soft labels), each caller testing the signs it needs."""
+    s = np.sum(np.asarray(a, dtype=np.float64), axis=axis)
+    return close(s, np.ones_like(s), 0.0, atol)
 
 
 #: The spawn key that sets the checker's streams apart from every conventional draw (``default_rng(seed)``,

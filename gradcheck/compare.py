@@ -5,7 +5,8 @@ Two gradients pass where, per element, ``|a-b| <= atol`` or ``|a-b| <= rtol (|a|
 .. math:: r_i = \frac{|a_i - b_i|}{\max(|a_i| + |b_i|,\ \mathrm{atol}/\mathrm{rtol})} \le \mathrm{rtol},
 
 with CS231n's symmetric denominator (``r <= 1``; the floor keeps gradients that are zero up to
-rounding from reporting 1). Every verdict uses :func:`compare` (or :func:`close`).
+rounding from reporting 1). Every verdict uses :func:`compare` (or :func:`close`, :func:`mismatched`,
+:func:`relative_error`: written in :mod:`gradcheck._kernel`, which the sandbox child runs too, and exported here).
 
 Default ``atol`` (:func:`default_atol`): the round-off of ``L``, about :math:`u\sum_i|Y_iG_i|`
 (u = 2.2e-16), over the step ``h`` taken (the smallest of a tensor's ``eps max(1, |x_i|)``, halved for
@@ -22,7 +23,10 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["ATOL_FLOOR", "NOISY", "VACUOUS", "relative_error", "norm_relative_error", "close", "mismatched", "default_atol",
+from ._kernel import TINY as _TINY
+from ._kernel import close, mismatched, relative_error, richardson_step, sums_to_one
+
+__all__ = ["ATOL_FLOOR", "NOISY", "VACUOUS", "relative_error", "norm_relative_error", "close", "mismatched", "sums_to_one", "default_atol",
            "own_scale_atol", "atol_swamp_notes", "swamped_by", "part_swamped", "PART", "Comparison", "compare", "kink_mask", "smooth_mask",
            "step_covered", "richardson", "extrapolated", "EXTRAPOLATION_ROUNDOFF"]
 
@@ -34,17 +38,6 @@ NOISY = 1e-3
 #: error of that share of the gradient would pass (review24g: at atol 47% of the largest |dX|, after the step had grown
 #: 10000 times, a dX 1.5 times too large PASSed with a WARNING). Between :data:`NOISY` and this: a WARNING.
 VACUOUS = 1e-2
-_TINY = float(np.finfo(np.float64).tiny)
-
-
-def relative_error(a: Any, b: Any, tiny: float = _TINY) -> np.ndarray:
-    """Element-wise ``|a - b| / max(|a| + |b|, tiny)`` in float64, in [0, 1] (``a == b == 0`` gives 0).
-
-    >>> float(relative_error(1.0, 1.1))  # 0.1 / 2.1
-    0.047619047619047...
-    """
-    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    return np.abs(a - b) / np.maximum(np.abs(a) + np.abs(b), tiny)
 
 
 def default_atol(Y: Any, G: Any, eps: float, method: str = "central", floor: float = ATOL_FLOOR,
@@ -176,38 +169,6 @@ def atol_swamp_notes(atol: float, grads: dict[str, list[np.ndarray]], how: str =
                        "are noisy because the output is large (atol grows with sum|Y*G|); check the layer on "
                        "inputs or parameters that keep the output near 1 for a sharper check")
     return out
-
-
-def close(a: Any, b: Any, rtol: float = 1e-6, atol: float = 1e-9, *, equal_nan: bool = False) -> bool:
-    """True when ``a`` and ``b`` have one shape and pass the rule of :func:`compare` everywhere
-    (``close(a, b, 0, 0)``: equality; an infinity agrees only with itself; ``equal_nan``: NaN with NaN)."""
-    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    if a.shape != b.shape:
-        return False
-    if np.array_equal(a, b):  # equal everywhere (no NaN): the rule holds, whatever rtol and atol
-        return True
-    return bool(np.all(~mismatched(a, b, rtol, atol) | (equal_nan & np.isnan(a) & np.isnan(b))))
-
-
-def mismatched(a: Any, b: Any, rtol: float, atol: float) -> np.ndarray:
-    """The elements where ``a`` and ``b`` (one shape) break the rule of :func:`compare`: ``|a - b|``
-    above both ``atol`` and ``rtol (|a| + |b|)``, or not finite where they differ (an infinity
-    agrees only with itself; NaN with nothing).
-
-    Returns
-    -------
-    ndarray of bool, the shape of ``a``
-
-    Examples
-    --------
-    >>> mismatched(np.array([1.0, np.inf, 2.0]), np.array([1.0, 1.0, 2.1]), 1e-6, 1e-9)
-    array([False,  True,  True])
-    """
-    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    with np.errstate(invalid="ignore"):
-        d = np.abs(a - b)
-        ok = (np.isfinite(d) & ((d <= atol) | (d <= rtol * (np.abs(a) + np.abs(b))))) | (a == b)
-    return ~ok
 
 
 def norm_relative_error(a: np.ndarray, b: np.ndarray) -> float:
@@ -360,8 +321,6 @@ def richardson(c1: Any, c2: Any, c4: Any) -> tuple[np.ndarray, np.ndarray]:
     >>> [float(v) for v in richardson(1 + 0.04, 1 + 0.01, 1 + 0.0025)]  # f' = 1, a h^2 = 0.04, no h^4 term
     [1.0, 1.0]
     """
-    from ._kernel import richardson_step
-
     c1, c2, c4 = (np.asarray(v, dtype=np.float64) for v in (c1, c2, c4))
     with np.errstate(invalid="ignore"):
         return richardson_step(c1, c2), richardson_step(c2, c4)
