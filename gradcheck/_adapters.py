@@ -45,7 +45,7 @@ import numpy as np
 
 if __package__:  # in gradcheck; the sandbox child runs _kernel.py's text in this namespace before this module's
     from . import _pyast, _switch_reach  # the child: built from their texts (gradcheck/sandbox.py)
-    from ._kernel import difference_quotient, kernel, probe_rng
+    from ._kernel import close, difference_quotient, kernel, probe_rng, relative_error, sums_to_one
 
 PROTOCOLS = ("manualprop protocol: params/grads dicts, forward(X, training=False), backward(dY) -> dX",
              "attribute style: self.W used in forward, self.dW (or grad_W, W_grad) set by backward(dY) -> dX",
@@ -1288,7 +1288,7 @@ def _derivative_text(fwd, bwd_name, x, where):
         return ""
     finally:
         global_states(state)
-    fits = [w for w, g in got.items() if g.shape == num.shape and np.allclose(g, num, rtol=1e-5, atol=1e-7)]
+    fits = [w for w, g in got.items() if g.shape == num.shape and close(g, num, 1e-5, 1e-7)]
     if not fits:
         return ""
     name, at = fwd.__name__, fits[0]
@@ -1868,7 +1868,7 @@ def gradient_protocol(obj, kind="layer", probe=None):
 
         def backward(self, y_pred, y_true):
             z, y_pred = (y_pred, softmax(y_pred)) if soft else (np.arcsinh(y_pred), y_pred)
-            if soft and not np.allclose(np.sum(y_true, axis=-1), 1.0):
+            if soft and not sums_to_one(y_true, atol=1e-5):  # (float32 labels)
                 raise UnreadableError(
                     f"{type(self).__name__}.{gname}(y, y_pred) is numpy-ml's CrossEntropy convention: the gradient "
                     "with respect to the softmax's input z, y_pred = softmax(z), which is y_pred - y only for targets "
@@ -1939,7 +1939,7 @@ def _two_arg_reading(obj, lname, gname, first, probe=None):
     y_true = None if probe is None or len(probe) != 2 else np.asarray(probe[0])
     with np.errstate(all="ignore"):
         rows = y_true is not None and y_true.dtype.kind == "f" and y_true.ndim >= 1 and y_true.size > 0 and \
-            bool(np.all(y_true >= 0) and np.allclose(np.sum(y_true, axis=-1), 1.0))
+            bool(np.all(y_true >= 0) and sums_to_one(y_true, atol=1e-5))
     z = rng.standard_normal(y_true.shape if rows else (4, 3))
     y_true = y_true.astype(np.float64) if rows else softmax(rng.standard_normal((4, 3)))
 
@@ -2183,7 +2183,7 @@ def _columns_summed(obj, back, x, t, sums):
                 if not (a.ndim == 2 and a.shape[1] == 1 and g.shape == (a.shape[0], m)):
                     return False
                 g, seen = g.sum(axis=1, keepdims=True), True
-            if not np.allclose(g, a, rtol=1e-9, atol=1e-12):
+            if not close(g, a, 1e-9, 1e-12):
                 return False
     return seen
 
@@ -3028,7 +3028,7 @@ HANDED_BACK_RTOL = 1e-4
 def reading_errors(obj, inputs) -> dict[str, float] | None:
     """``{"input": e, "output": e}``: for ``backward(A, dY)`` of one input handed forward's input ``X`` and its
     output ``Y = forward(X)`` (each after a forward), the largest ``|<g, u> - d| / (|d| + 1e-6)`` over two random
-    directions ``u``, ``d`` the central difference (:func:`gradcheck._kernel.difference_quotient`, the checker's one
+    directions ``u`` (the one :func:`gradcheck._kernel.relative_error`, floor 1e-6), ``d`` the central difference (:func:`gradcheck._kernel.difference_quotient`, the checker's one
     kernel; this runs in the sandbox child, where :mod:`gradcheck.numerical` is not loaded) of
     ``sum(forward(X + t u) * dY)``; ``inf`` for a gradient not of X's shape. None when there is not one float input
     or forward's output is not float."""
@@ -3048,7 +3048,7 @@ def reading_errors(obj, inputs) -> dict[str, float] | None:
         for _ in range(2):
             u = rng.standard_normal(X.shape)
             d = difference_quotient(lambda t, u=u: float(np.sum(np.asarray(obj.forward(X + t * u)) * dY)), h)
-            worst = max(worst, abs(float(np.sum(g * u)) - d) / (abs(d) + 1e-6) if g.shape == X.shape else np.inf)
+            worst = max(worst, float(relative_error(np.sum(g * u), d, 1e-6)) if g.shape == X.shape else np.inf)
         errs[reading] = worst
     obj.forward(X)
     return errs
@@ -3448,7 +3448,7 @@ def _agreeing(fn, kwargs, probe, first, res, i, names):
     gradient is the derivative of the loss ``res[0]``: along 2 random directions ``u`` (:func:`probe_rng`), ``<g, u>``
     agrees with central differences of fn in that argument, the others as in the probe call
     (:func:`gradcheck._kernel.difference_quotient`, step ``6e-6 * max(1, |argument|)``), within ``rtol`` 1e-4 and
-    ``atol`` 1e-7 ``(1 + |loss|)`` (``np.isclose``: the sandbox child has no :mod:`gradcheck.compare`): far above
+    ``atol`` 1e-7 ``(1 + |loss|)`` by the one rule (:func:`gradcheck._kernel.close`): far above
     the differences' error and round-off, far below the difference between the gradients of two arguments (``2 r x`` and ``2 r w`` of ``sum((x w - 1)**2)``). Two arguments of one shape
     could not be told by it (review30 WRT_FIRST_SILENT: the first was taken and correct code FAILed). An argument
     whose call raises or returns no number does not agree."""
@@ -3470,8 +3470,8 @@ def _agreeing(fn, kwargs, probe, first, res, i, names):
             return float(np.asarray(fn(x, **kw)[0], dtype=np.float64).sum())
         state = global_states()
         try:
-            ok = all(np.isclose(difference_quotient(lambda t, u=u: phi(t, u), h), float(np.sum(g * u)), rtol=1e-4,
-                                atol=1e-7 * (1.0 + abs(loss))) for u in dirs)
+            ok = all(close(difference_quotient(lambda t, u=u: phi(t, u), h), float(np.sum(g * u)), 1e-4,
+                              1e-7 * (1.0 + abs(loss))) for u in dirs)
         except Exception:  # noqa: BLE001 - student code: that argument is not told by its behaviour
             ok = False
         finally:
@@ -3881,7 +3881,7 @@ def _directional_error(loss, y_true, y_pred, g, seed=0):
     ``u`` in ``y_pred`` (two random directions): how well ``g`` is dL/dy_pred in the order ``loss`` uses;
     2.0 (not 1.0 or less) when the two have opposite signs in every direction."""
     num, man = _along(lambda v: float(loss.forward(y_true, v)), y_pred, g, 2, seed)
-    worst = float(np.max(np.abs(num - man) / np.maximum(np.abs(num) + np.abs(man), 1e-12)))
+    worst = float(np.max(relative_error(num, man, 1e-12)))
     return 2.0 if np.all(num * man < 0) else worst if np.any(num != 0) else 1.0  # L flat in y_pred: no evidence
 
 
@@ -4062,7 +4062,7 @@ def data_kind(a) -> str:
     if a.size and np.all((a == 0) | (a == 1)):
         return "onehot"
     if a.size and np.all((a > 0) & (a < 1)):
-        return "probs" if a.ndim and np.allclose(a.sum(axis=-1), 1.0, rtol=0, atol=1e-9) else "unit"
+        return "probs" if a.ndim and sums_to_one(a) else "unit"
     return "real"
 
 
@@ -6581,7 +6581,7 @@ def _sgd_dx_after_step(obj, objs, bwd, param, attrs, dy, dx):
     except Exception:  # noqa: BLE001 - the student's backward at rate 0: nothing to tell
         return False
     return dx0 is not None and dx0.shape == dx.shape and bool(np.any(dx0 != 0)) and \
-        bool(np.all(np.isfinite(dx0))) and not np.allclose(dx, dx0, rtol=1e-9, atol=0)
+        bool(np.all(np.isfinite(dx0))) and not close(dx, dx0, 1e-9, 0.0)
 
 
 def _sgd_decay(seen, base, rate, scaled, kept):
@@ -6593,7 +6593,7 @@ def _sgd_decay(seen, base, rate, scaled, kept):
     if extra is None or not np.all(kept != 0):
         return None
     lam = extra() / kept
-    return float(np.median(lam)) if np.allclose(lam, np.median(lam), rtol=1e-6, atol=0) and \
+    return float(np.median(lam)) if close(lam, np.full_like(lam, np.median(lam)), 1e-6, 0.0) and \
         np.median(lam) != 0 else None
 
 
@@ -6699,7 +6699,7 @@ def _sgd_stored_grads(obj, bwd, param, attrs, inputs, kw, moved):
     out, paths = {}, {id(v): p for p, v in walk(obj)}
     for n, (c, g, s, o) in found.items():
         d, dots = _central_gaps(obj, inputs, kw, getattr(*weights[n]), {"stored": g, "step": s})
-        gaps = {k: abs(v - d) / max(abs(v) + abs(d), 1e-300) for k, v in dots.items()}
+        gaps = {k: float(relative_error(v, d, 1e-300)) for k, v in dots.items()}
         out[n] = (_rate_label(o, c, paths), [k for k in gaps if gaps[k] > SGD_RIGHT] or [max(gaps, key=gaps.get)])
     return out
 

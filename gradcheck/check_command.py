@@ -42,7 +42,7 @@ from .check import (
     loss_arg_names,
     loss_gradient_name,
 )
-from .compare import VACUOUS, close, compare, default_atol, mismatched
+from .compare import VACUOUS, close, compare, default_atol, mismatched, relative_error, sums_to_one
 from .config import eval_backward_refused, mode_word, training_modes
 from .diagnose import (
     RANDOM_REFERENCE,
@@ -2367,7 +2367,7 @@ def data_options(y_true: Any, y_pred: Any) -> list[str]:
 
     def kind(a: np.ndarray) -> str:
         with np.errstate(invalid="ignore"):
-            rows = a.ndim >= 1 and a.size > 0 and np.all(a >= 0) and np.allclose(a.sum(axis=-1), 1.0, rtol=0, atol=1e-9)
+            rows = a.ndim >= 1 and a.size > 0 and np.all(a >= 0) and sums_to_one(a)
             if rows and np.all((a == 0) | (a == 1)):
                 return "onehot"
             if rows:
@@ -2587,7 +2587,7 @@ def _loss_own_low(own, copy, data, passed: bool, cname: str) -> tuple[str, Findi
             f"{str(exc).strip()[:200]}")
     if not close(np.array(L), np.array(L64), tol, tol * abs(L64)):
         return _loss_note(cname, where, low, ""), _find(
-            "float32-forward", "L", cls=cname, dtype=low, out="L", rel=abs(L - L64) / max(abs(L64), 1e-300), tol=tol,
+            "float32-forward", "L", cls=cname, dtype=low, out="L", rel=float(relative_error(L, L64)), tol=tol,
             how=f"{L / L64:.6g} times" if L64 else "other values than")
     found = [_find("float32-own", g, cls=cname, dtype=low, rel=rel, tol=tol,
                    how=f"{c:.3g} times" if c is not None else "other values than")

@@ -72,7 +72,7 @@ from .check import (
     check_layer,
     same_backward,
 )
-from .compare import ATOL_FLOOR, close, compare, mismatched, relative_error
+from .compare import ATOL_FLOOR, close, compare, mismatched, relative_error, sums_to_one
 from .config import CheckConfig, mode_word, training_modes
 from .errors import (
     EXIT_STUDENT,
@@ -2597,7 +2597,7 @@ def name_fused_softmax_ce(tensor: str, manual: Any, numerical: Any, y_true: Any,
     m, n, P = (np.asarray(a, dtype=np.float64) for a in (manual, numerical, y_pred))
     Y = np.asarray(y_true)
     if P.ndim != 2 or P.shape[1] < 2 or Y.shape != P.shape or m.shape != P.shape or not np.all(np.isfinite(m)) or not (
-            np.all(P > 0) and np.allclose(P.sum(axis=1), 1, 0, 1e-9)):
+            np.all(P > 0) and sums_to_one(P, axis=1)):
         return None
     for c, words in ((P.shape[0], f"({pred} - y) / N, N = {P.shape[0]}"), (1, f"{pred} - y")):
         if close(m, (P - Y) / c, 1e-9, 1e-12) and not close(n, m, 1e-6, 1e-9):
@@ -3062,16 +3062,16 @@ def name_hinge_count(tensor: str, manual: Any, numerical: Any, y_true: Any) -> F
     if s <= 0 or not np.all((np.abs(off) <= 1e-6 * s) | (np.abs(off - s) <= 1e-6 * s)):
         return None
     count = (np.abs(off - s) <= 1e-6 * s).sum(axis=1)
-    if (not np.allclose(n[rows, y], -s * count, rtol=1e-6, atol=1e-6 * s)
-            or not np.allclose(np.where(label, 0.0, m), off, rtol=1e-6, atol=1e-6 * s)):
+    if (not close(n[rows, y], -s * count, 1e-6, 1e-6 * s)
+            or not close(np.where(label, 0.0, m), off, 1e-6, 1e-6 * s)):
         return None
     bad = np.abs(m[rows, y] - n[rows, y]) > 1e-6 * s
     if not bad.any():
         return None
     i = int(np.argmax(np.where(bad, count, -1)))
     got = m[rows, y]
-    how = (": it subtracts 1 (times the scale) in every row, not the count" if np.allclose(got, -s, rtol=1e-6)
-           else ": nothing is subtracted there" if np.allclose(got, 0, atol=1e-6 * s) else "")
+    how = (": it subtracts 1 (times the scale) in every row, not the count" if close(got, np.full_like(got, -s), 1e-6, 1e-8)
+           else ": nothing is subtracted there" if close(got, np.zeros_like(got), 0.0, 1e-6 * s) else "")
     scale = f"1/N = 1/{n.shape[0]}" if abs(s * n.shape[0] - 1) < 1e-6 else f"scale {s:.6g}"
     return _find("hinge-count", tensor, scale=scale, row=i, k=int(count[i]), exp=float(n[i, y[i]]),
                  got=float(got[i]), how=how)
@@ -3229,7 +3229,7 @@ def _softmax_ce(n, n_batch, dy=1.0) -> tuple[str, dict] | None:
     for c, words in ((n_batch, "({}) / N"), (1, "{}")):
         q = (c / dy) * n.reshape(-1, n.shape[-1])
         p = q + (q == q.min(axis=1, keepdims=True))
-        if np.all((p > 1e-12) & (p < 1 - 1e-12)) and np.allclose(p.sum(axis=1), 1, 0, 1e-9):
+        if np.all((p > 1e-12) & (p < 1 - 1e-12)) and sums_to_one(p, axis=1):
             return "softmax-ce-sign", {"got": words.format("y_onehot - p"),
                                        "want": words.format("p - y_onehot"),
                                        "fix": ", then divide by N (the mean's 1/N)" * (c != 1)}
@@ -3498,7 +3498,7 @@ def _variance_exponent(m, n, G, X, xh, mean, tol):
         return None  # missing: the missing-path sentence holds
     eps = c - np.broadcast_to(mean((X - mean(X)) ** 2), ov.shape)[big]
     e = float(np.median(eps))
-    if -1e-3 <= e <= 0.1 and np.allclose(eps, e, rtol=0, atol=2e-2 * max(1.0, float(np.abs(c).max())) ) \
+    if -1e-3 <= e <= 0.1 and close(eps, np.full_like(eps, e), 0.0, 2e-2 * max(1.0, float(np.abs(c).max()))) \
             and np.abs(c - 1).max() > 5e-2:
         return max(e, 0.0), True
     return None, False
@@ -3657,7 +3657,7 @@ def _eps_dropped(m, n, X):
         r = np.sum(m * n, axis=axes, keepdims=True) / nn
         eps = X.var(axis=axes, keepdims=True) * (r**2 - 1)
         e = float(np.median(eps))
-        if np.all(r > 1 + 1e-9) and close(m, n * r, 1e-8) and 0 < e <= 0.1 and np.allclose(eps, e, rtol=1e-2, atol=0):
+        if np.all(r > 1 + 1e-9) and close(m, n * r, 1e-8) and 0 < e <= 0.1 and close(eps, np.full_like(eps, e), 1e-2, 0.0):
             ax = f"axis={axes if len(axes) > 1 else axes[0] if X.ndim == 2 or axes[0] == 0 else -1}"
             return "eps-dropped-backward", {"eps": e, "ax": ax}
     return None
@@ -3851,7 +3851,7 @@ def _softmax_jacobian(n, G, Y):
              "dX = dY - np.exp(Y) * np.sum(dY, axis=-1, keepdims=True), Y the log-softmax output")):
         if what == "log-softmax" and np.any(Y > 1e-12):
             continue
-        if np.all(s > 0) and np.allclose(np.sum(s, axis=-1), 1.0, rtol=0, atol=1e-9) and close(n, want(s), 1e-5):
+        if np.all(s > 0) and sums_to_one(s) and close(n, want(s), 1e-5):
             return "missing-softmax-jacobian", {"what": what, "fix": fix}
     return None
 
@@ -3864,7 +3864,7 @@ def _factor_weight_left_out(L: _Layer, m, n):
         return None  # dX = dY itself: "upstream-returned" names it (the chain rule's product with the weight)
     for name, w in (L.params or {}).items():
         w = np.asarray(w)
-        if w.dtype.kind == "f" and w.size == m.shape[-1] > 1 and not np.allclose(w, 1.0) \
+        if w.dtype.kind == "f" and w.size == m.shape[-1] > 1 and not close(w, np.ones_like(w), 1e-5, 1e-8) \
                 and close(m * w.reshape(-1), n, 1e-5):
             return "dx-weight-left-out", {"w": name}
     return None
@@ -4086,7 +4086,7 @@ def _activation_signature(m, n, inputs, Y, G):
     if (f := _leaky_slope(m, n, inputs[0], Y, G)) is not None or (f := _elu_alpha(m, n, inputs[0], Y, G)):
         return f
     for axis in dict.fromkeys((-1, 1) if Y.ndim > 2 else (-1,)):
-        softmax = np.all(Y >= 0) and np.allclose(Y.sum(axis=axis), 1.0, rtol=0, atol=1e-9)
+        softmax = np.all(Y >= 0) and sums_to_one(Y, axis=axis)
         vjp = Y * (G - np.sum(G * Y, axis=axis, keepdims=True))
         if softmax and close(n, vjp, 1e-5) and close(m, G * Y * (1 - Y)):
             return "softmax-diagonal", {"axis": axis}
@@ -4158,7 +4158,7 @@ def _log_softmax_axis(m, n, Y, G):
         return None
     P = np.exp(Y)
     for axis in dict.fromkeys((-1, 1) if Y.ndim > 2 else (-1,)):
-        if not np.allclose(P.sum(axis=axis), 1.0, rtol=0, atol=1e-9) or not close(
+        if not sums_to_one(P, axis=axis) or not close(
                 n, G - P * G.sum(axis=axis, keepdims=True), 1e-5) or close(m, n, 1e-5):
             continue
         for other in range(Y.ndim):
@@ -4192,10 +4192,10 @@ def _leaky_slope(m, n, X, Y, G):
     if X.dtype.kind != "f" or not np.all(np.isfinite(n)):
         return None
     neg, pos = X < 0, X > 0
-    if neg.sum() < 2 or not pos.any() or not np.allclose(Y[pos], X[pos], rtol=1e-12, atol=0):
+    if neg.sum() < 2 or not pos.any() or not close(Y[pos], X[pos], 1e-12, 0.0):
         return None
     alpha = float(np.median(Y[neg] / X[neg]))
-    if abs(alpha) < 1e-6 or abs(alpha - 1) < 1e-6 or not np.allclose(Y[neg], alpha * X[neg], rtol=1e-9, atol=0):
+    if abs(alpha) < 1e-6 or abs(alpha - 1) < 1e-6 or not close(Y[neg], alpha * X[neg], 1e-9, 0.0):
         return None
     if not close(n, G * np.where(pos, 1.0, alpha), 1e-5):
         return None
@@ -4802,7 +4802,7 @@ def _nielsen_signature(L: _Layer, manual: Mapping, numer: Mapping, failing: Sequ
             cost, right, c = found
             form, fn = _NIELSEN_COSTS[cost][2], re.search(r"(\w+\.fn)\(a, y\)", L.protocol)
             fn = f"{fn[1]}(a, y)" if fn else form
-            if not math.isclose(c, 1.0, rel_tol=1e-6):  # network2.py's QuadraticCost.fn without its 0.5 (F10)
+            if not close(c, 1.0, 1e-6, 0.0):  # network2.py's QuadraticCost.fn without its 0.5 (F10)
                 if not _agree(right, manual):
                     return []
                 return [_find("cost-delta-factor", k, form=form, delta=_NIELSEN_COSTS[cost][3], fn=fn, c=c, inv=1 / c,
@@ -4815,7 +4815,7 @@ def _nielsen_signature(L: _Layer, manual: Mapping, numer: Mapping, failing: Sequ
             for knobs, code, fields in variants:
                 res = _nielsen_backprop(Ws, bs, X, T, cost, **knobs)
                 got = {} if res is None else named(res)
-                if not got or all(np.allclose(a, right[k]) for k, a in got.items()):
+                if not got or all(close(a, right[k], 1e-5, 1e-8) for k, a in got.items()):
                     continue  # cannot run here, or the same gradients as the correct backprop
                 if all(np.all(np.isfinite(a)) for a in got.values()) and _agree(got, manual):
                     return [_find(code, k, **_line_fields(code, fields, knobs, w, b, fn)) for k in failing]
@@ -5012,7 +5012,7 @@ def _lstm_signature(L: _Layer, manual: Mapping, numer: Mapping, failing: Sequenc
                 if knobs.get("f_from") == "dc" and not words["dc"]:
                     continue  # h_t alone: no upstream gradient of c_t
                 got = named(_lstm_step(xs, order, dh, dc, **knobs)[1])
-                if all(np.allclose(a, right[k]) for k, a in got.items()):
+                if all(close(a, right[k], 1e-5, 1e-8) for k, a in got.items()):
                     continue  # the same gradients as the correct backward here
                 if all(np.all(np.isfinite(a)) for a in got.values()) and _agree(got, manual):
                     return [_find("lstm-line", k, **{n: v.format(**words) for n, v in fields.items()})
@@ -6222,7 +6222,7 @@ def _forward_factor(L: _Layer, res: CheckResult, diag: Diagnosis) -> None:
         if k == 0 or not close(m, k * n, rtol=1e-5, atol=1e-9):
             return
         ks.append(k)
-    if not ks or not np.allclose(ks, ks[0], rtol=1e-5):
+    if not ks or not close(ks, np.full(len(ks), ks[0]), 1e-5, 1e-8):
         return
     c, p = 1 / ks[0], getattr(L, "rate", None)
     drop, fix = "", "remove the factor from forward (or build the reference with the layer's settings)"
@@ -6375,7 +6375,7 @@ def _per_layer_m(L: _Layer, m, n) -> dict | None:
         return None
     ok = np.isfinite(n)
     c = _ls_factor(m[ok], n[ok]) if np.any(n[ok] != 0) else 0.0
-    if abs(c * x.shape[1] - 1) > 1e-6 or not np.allclose(m[ok], c * n[ok], rtol=1e-5, atol=1e-9):
+    if abs(c * x.shape[1] - 1) > 1e-6 or not close(m[ok], c * n[ok], 1e-5, 1e-9):
         return None
     return {"count": x.shape[1], "x": L.names[0], "shape": V.fmt_shape(x.shape), "be": "is",
             "undo": "a version whose backward multiplies by m"}

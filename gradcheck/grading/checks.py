@@ -44,7 +44,7 @@ from .._large_inputs import (
 )
 from .._running_stats import NOT_UPDATED, _fmt, at_initial_value
 from ..check import check_layer, check_loss
-from ..compare import ATOL_FLOOR, close, relative_error
+from ..compare import ATOL_FLOOR, close, mismatched, relative_error
 from ..config import CheckConfig
 from ..diagnose import (
     CLASSIC_DROPOUT_FIX,
@@ -989,7 +989,7 @@ def _at_zero_parts(parts: list[Part], xs: list[np.ndarray], d_in: list[str], got
                 or x.dtype.kind != "f" or G.shape != x.shape:
             continue
         g = np.asarray(g, dtype=np.float64)
-        off = ~np.isclose(g, want, rtol=rtol, atol=ATOL_FLOOR)
+        off = mismatched(g, want, rtol, ATOL_FLOOR)  # the rule that failed the part
         if not off.any() or np.any(off & (x != 0)):
             continue
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -1134,8 +1134,7 @@ def _mask_graded(verdict: Verdict, cname: str, reference: Any, xs: list[np.ndarr
         return True
     part = next((p for p in verdict.parts if p.name == name and p.passed), None)
     if part is None or getattr(ref, "params", None) or not isinstance(dX, np.ndarray) or dX.shape != X.shape \
-            or dX_ref.shape != X.shape or not np.allclose(dX_ref[on], G[on] * Y_ref[on] / X[on], rtol=SCALE_RTOL,
-                                                          atol=0):
+            or dX_ref.shape != X.shape or not close(dX_ref[on], G[on] * Y_ref[on] / X[on], SCALE_RTOL, 0.0):
         return False
     with np.errstate(all="ignore"):
         mine, want = np.asarray(dX, dtype=np.float64)[on], G[on] * Y[on] / X[on]
