@@ -7763,7 +7763,7 @@ def scale_difference(Y: Any, X: np.ndarray, Y_ref: Any, cname: str, ref_name: st
         return (f"in training mode, {cname}'s output{at} is not X times a mask of 0 and one scale: Y / X takes "
                 f"{np.unique(kept).size} values on the entries it keeps, from {kept.min():.4g} to {kept.max():.4g}; "
                 f"{ours}")
-    if abs(s - s_ref) <= SCALE_RTOL * abs(s_ref):
+    if close(s, s_ref, SCALE_RTOL, 0.0):
         return None
     return (f"in training mode, {cname}'s output{at} keeps {kept.size / r.size:.0%} of the entries scaled by {s:.4g}; "
             f"{ours}. A scale of 1/p is p read as the probability of keeping an entry (CS231n's convention), "

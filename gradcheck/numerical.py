@@ -795,9 +795,8 @@ def local_differences(forward: Callable[..., np.ndarray], inputs: Sequence[np.nd
             i = idx[n]
             Yp, Ym, Yb = (np.asarray(y, dtype=np.float64) for y in Ys[m:m + 3])
             moved = (Yp != Y0) | (Ym != Y0) | (Yb != Y0)
-            out.grad[i] = np.sum((Yp - Ym) * G) / (pts[0][n] - pts[1][n])
-            out.d_plus[i] = np.sum((Yp - Y0) * G) / (pts[0][n] - x0[n])
-            out.d_minus[i] = np.sum((Y0 - Ym) * G) / (x0[n] - pts[1][n])
+            quotients = kernel("central", [Yp, Ym], [pts[0][n], pts[1][n]], Y0, x0[n])  # entry by entry, then G
+            out.grad[i], out.d_plus[i], out.d_minus[i] = (np.sum(q * G) for q in quotients)
             out.roundoff[i] = (u * float(np.sum(YG[moved])) / min(pts[0][n] - x0[n], x0[n] - pts[1][n])
                                + 2 * u * float(np.sum(YG[~moved])) / (pts[2][n] - x0[n]))
     return out

@@ -161,12 +161,14 @@ def test_no_module_defines_a_function_or_class_twice():
 
 def test_one_difference_kernel():
     """Issue 10: _adapters formed its own central difference ((f+ - f-) / (2 * eps), choosing between a stored
-    and a returned dW); every difference quotient is now the kernel's, which the sandbox child gets as text."""
+    and a returned dW), and numerical.local_differences its own ((Yp - Ym) * G / (x+ - x-)); every difference
+    quotient is now the kernel's, which the sandbox child gets as text."""
     import re
 
     from gradcheck import _adapters, _kernel, numerical
     assert numerical.kernel is _kernel.kernel and _adapters.difference_quotient is _kernel.difference_quotient
-    quotient = re.compile(r"/\s*\(\s*2(?:\.0)?\s*\*\s*(?:eps|h|step)\s*\)")
+    quotient = re.compile(r"/\s*\(\s*2(?:\.0)?\s*\*\s*(?:eps|h|step)\s*\)"  # (f+ - f-) / (2 * eps)
+                          r"|\((\w*?)(?:p|plus)\s*-\s*\1(?:m|minus)\)[^\n]*/\s*\(")  # (Yp - Ym) ... / (x+ - x-)
     for path in PKG.rglob("*.py"):
         if path.name != "_kernel.py":
             assert not quotient.search(path.read_text(encoding="utf-8")), f"{path.name} forms a central difference"

@@ -1037,18 +1037,21 @@ def _random_both(layer: Any, reference: Any, xs: list[np.ndarray], owner: str) -
 UNDECIDED = object()
 
 
+def _copy_or_itself(reference: Any) -> Any:
+    """A deep copy of ``reference``, whose forwards then leave the staff's object as it was; the reference itself
+    when it cannot be copied (its own forwards are run)."""
+    try:
+        return copy.deepcopy(reference)
+    except Exception:  # noqa: BLE001 - a reference that cannot be copied: its own forwards are run
+        return reference
+
+
 def _reference_random(reference: Any, xs: list[np.ndarray]) -> bool:
     """Whether the reference's training forward on ``xs`` is random: two forwards of a copy differ
     (:func:`gradcheck.diagnose._reference_fixed`, check's test; the reference itself when it cannot be copied)."""
-    import copy
-
     from ..diagnose import _reference_fixed
 
-    try:
-        ref = copy.deepcopy(reference)
-    except Exception:  # noqa: BLE001 - a reference that cannot be copied: its two forwards are run on it
-        ref = reference
-    return not _reference_fixed(ref, xs, True)
+    return not _reference_fixed(_copy_or_itself(reference), xs, True)
 
 
 def _held_graded(proxy: Any, layer: Any, xs: list[np.ndarray], d_in: list[str], weights: Mapping[str, float],
@@ -1113,15 +1116,10 @@ def _mask_graded(verdict: Verdict, cname: str, reference: Any, xs: list[np.ndarr
     are left out; the test's input alone (one input), else nothing is claimed. Read after the held check, so an honest
     bug keeps that check's words. Returns whether the parts were judged here (a part failed, or the mask layer's dX
     held); False: nothing claimed (:func:`_expected_graded` judges them)."""
-    import copy
-
     if len(xs) != 1 or not isinstance(Y, np.ndarray) or Y.shape != xs[0].shape or Y.dtype.kind not in "fiu" \
             or not np.any(on := xs[0] != 0):
         return False
-    try:
-        ref = copy.deepcopy(reference)
-    except Exception:  # noqa: BLE001 - a reference that cannot be copied: its own forward is run
-        ref = reference
+    ref = _copy_or_itself(reference)
     X, Y, ref_name = xs[0], np.asarray(Y, dtype=np.float64), type(reference).__name__
     try:  # the reference's own call, then its backward of G: a mask layer's is G * Y_ref / X
         Y_ref = np.asarray(forward_in_mode(ref, [X.copy()], True), dtype=np.float64)
@@ -1362,8 +1360,6 @@ def _reference_squares(reference: Any, xs: list[np.ndarray], n: int) -> tuple[An
     """``(copy, mean squares, kept)``: the mean square of each of ``n`` training forwards of ``xs`` by a copy of the
     reference (at the test's weights) and which entries each kept (``!= 0``, for :func:`_together_off`), for
     :func:`_output_moment_graded`; None when it cannot be copied or run so."""
-    import copy
-
     try:
         ref = copy.deepcopy(reference)
         return (ref, *_more_squares(ref, xs, n, kept=True))
@@ -1445,8 +1441,6 @@ def _share_graded(verdict: Verdict, layer: Any, proxy: Any, X: np.ndarray, refer
     reference's draws and never taken below a binomial one of independent entries (a right dropout FAILs with
     probability about 2e-9). Answering these forwards otherwise than the test's own needs the right share known:
     it earns nothing. Every part still passing fails with the sentence."""
-    import copy
-
     if not any(p.passed for p in verdict.parts) or not isinstance(Y, np.ndarray) or Y.shape != X.shape:
         return
     cname, ref_name, on, ref = type(layer).__name__, type(reference).__name__, X != 0, _copied(reference, copy)
@@ -1617,15 +1611,9 @@ def _random_mean_graded(verdict: Verdict, layer: Any, reference: Any, xs: list[n
     (:func:`gradcheck.diagnose.random_mean_finding`; redteam38: a dropout whose forward and backward both left
     out 1/(1 - p) kept its points here, the gradients judged against its own forward, while check FAILed it): a
     ``random-mean`` finding fails every part still passing, with its sentence; the comparison's note otherwise."""
-    import copy
-
     if len(xs) != 1 or not any(p.passed for p in verdict.parts):
         return
-    try:
-        ref = copy.deepcopy(reference)
-    except Exception:  # noqa: BLE001 - a reference that cannot be copied: its own forwards are run
-        ref = reference
-    found = random_mean_finding([(layer, ref, "", True)], type(layer).__name__, xs[0].shape, 0,
+    found = random_mean_finding([(layer, _copy_or_itself(reference), "", True)], type(layer).__name__, xs[0].shape, 0,
                                 type(reference).__name__)
     if found is None:
         return
@@ -1647,8 +1635,6 @@ def _running_stats_graded(verdict: Verdict, layer: Any, reference: Any, xs: list
     reference without running statistics and a momentum (a CS231n pair's, whose ``bn_param`` the test reads with
     :func:`forward_keywords`) is not compared, nor an eval-mode test (``training`` False). Both are copies: the
     comparison adds no training forward to the test's layer. Returns ``verdict``."""
-    import copy
-
     from .._running_stats import running_stats_finding
 
     if not training or len(xs) != 1 or not any(p.passed for p in verdict.parts) or not isinstance(
@@ -1856,8 +1842,6 @@ def _reference_confirmed(reference: Any, xs: list[np.ndarray], failed: list[str]
     keywords are found once for its calls here, by the reading of the reference itself (:func:`~gradcheck._adapters.
     mode_kwargs`: the copy is a new object, whose every :func:`~gradcheck._adapters.forward_in_mode` read its source
     again)."""
-    import copy
-
     try:
         ref, xs = copy.deepcopy(reference), [np.array(x, dtype=np.float64) for x in xs]
         params, kw = ref.params, mode_kwargs(ref, False, like=reference)
