@@ -464,6 +464,7 @@ def _complex_step_agrees(forward, inputs, which, G, u) -> tuple[bool, str]:
     hc = DEFAULT_EPS * max(1.0, float(np.abs(X).max()))
     cd = difference_quotient(L, hc, "richardson")  # O(h^4): central's h^2 L'''/6 exceeds 1e-7 (tanh(X @ W))
     noise = 8 * np.finfo(np.float64).eps * float(np.sum(np.abs(np.real(Yc) * G))) / hc  # cd's round-off
+    # a screen, not a verdict: the rule's relative term plus cd's own round-off (added: either may dominate)
     if abs(cs - cd) > COMPLEX_SCREEN * (abs(cs) + abs(cd)) + noise + 1e-12:
         return False, (f"the complex step along a random direction ({cs:.10g}) disagrees with Richardson "
                        f"differences ({cd:.10g}): the forward is not complex-analytic (abs, max, comparisons?)")
