@@ -326,7 +326,10 @@ def batch_independent(forward: Callable[..., np.ndarray], inputs: Sequence[np.nd
                       unperturbed: Callable[[], np.ndarray] | None = None) -> tuple[bool, str]:
     """Whether samples along axis 0 are computed independently: ``(ok, reason why not)``; the rows of
     ``X`` in ``forward([X; Z])`` and ``forward([Z; X])`` must equal ``forward(X)`` to 1e-12 relative
-    (``unperturbed()``: ``forward(X)`` when the caller has it)."""
+    (``unperturbed()``: ``forward(X)`` when the caller has it). ``Z``: rows drawn around 0 at the size of
+    ``max |X|``, and as many drawn around ``X``'s own rows with their spread along axis 0: at ``X + 1e6``
+    the rows around 0 never win a self-attention's softmax of ``X X^T``, and it looked per-sample (verify44c
+    F2: the stacked scan then moved element ``p`` of every row at once and a right attention FAILed)."""
     rng = rng or probe_rng(12345)
     if not inputs or any(x.ndim == 0 for x in inputs):
         return False, "an input has no batch axis"
@@ -335,11 +338,15 @@ def batch_independent(forward: Callable[..., np.ndarray], inputs: Sequence[np.nd
         return False, "the inputs have different sizes along axis 0"
     m = max(1, n // 2 + 1)
 
-    def other(x):
+    def other(x):  # m rows around 0 at the inputs' size, then m rows among the input's own
         if x.dtype.kind == "f":
             scale = max(1.0, float(np.abs(x).max()))
-            return rng.standard_normal((m,) + x.shape[1:]) * scale
-        return x[rng.integers(0, n, size=m)]
+            around0 = rng.standard_normal((m,) + x.shape[1:]) * scale
+            spread = np.std(x, axis=0)
+            spread = np.where(spread > 0, spread, 1e-3 * scale)  # a constant column: still moved
+            near = x[rng.integers(0, n, size=m)] + rng.standard_normal((m,) + x.shape[1:]) * spread
+            return np.concatenate([around0, near], axis=0)
+        return x[rng.integers(0, n, size=2 * m)]
 
     Z = [other(x) for x in inputs]
     try:
@@ -350,10 +357,10 @@ def batch_independent(forward: Callable[..., np.ndarray], inputs: Sequence[np.nd
     except Exception as exc:  # noqa: BLE001 - any failure means "use the element loop"
         why = exc.__cause__ or exc  # the layer's own exception, not the checker's wrapper: a built-in is no student's
         return False, f"forward on a batch of another size raised {type(why).__name__}"
-    if Y.ndim == 0 or Y.shape[0] != n or Y1.shape != (n + m,) + Y.shape[1:] or Y2.shape != Y1.shape:
+    if Y.ndim == 0 or Y.shape[0] != n or Y1.shape != (n + 2 * m,) + Y.shape[1:] or Y2.shape != Y1.shape:
         return False, "the output's axis 0 is not the batch axis"
     tol = 1e-12 * max(1.0, float(np.abs(Y).max()))
-    if np.abs(Y1[:n] - Y).max() > tol or np.abs(Y2[m:] - Y).max() > tol:
+    if np.abs(Y1[:n] - Y).max() > tol or np.abs(Y2[2 * m:] - Y).max() > tol:
         return False, "samples interact (the output of one sample depends on the others)"
     return True, ""
 

@@ -1,0 +1,75 @@
+"""Session 45's fixes of verify44c's findings: right layers the checker FAILed or advised wrongly.
+
+F2: a right self-attention softmax(X X^T / sqrt d) X at X + c FAILed dX because the batch-independence probe
+drew its rows around 0: X's own rows won every softmax, the probe saw no coupling and the stacked scan moved
+element p of every row at once. Checked against HIPS autograd and against the element loop (batched=False).
+"""
+import autograd.numpy as anp
+import numpy as np
+import pytest
+from autograd import grad
+
+from gradcheck import check_layer
+from gradcheck.numerical import batch_independent
+
+
+def _attn(X, xp=np):
+    S = X @ X.T / np.sqrt(X.shape[-1])
+    S = S - xp.max(S, -1, keepdims=True)
+    P = xp.exp(S)
+    P = P / xp.sum(P, -1, keepdims=True)
+    return P @ X
+
+
+class SelfAttention:
+    """Right self-attention softmax(X X^T / sqrt d) X (no parameters)."""
+
+    params: dict = {}
+    grads: dict = {}
+
+    def forward(self, X, training=False):
+        self.X = X
+        d = X.shape[-1]
+        S = X @ X.T / np.sqrt(d)
+        P = np.exp(S - S.max(-1, keepdims=True))
+        self.P = P / P.sum(-1, keepdims=True)
+        return self.P @ X
+
+    def backward(self, dY):
+        X, P = self.X, self.P
+        dP = dY @ X.T
+        dS = P * (dP - (dP * P).sum(-1, keepdims=True)) / np.sqrt(X.shape[-1])
+        return P.T @ dY + dS @ X + dS.T @ X
+
+
+_Z = np.random.default_rng(3).standard_normal((4, 6))
+_G = np.random.default_rng(0).standard_normal((4, 6))
+
+
+@pytest.mark.parametrize("c", [100.0, 1e4, 1e6])
+def test_f2_probe_sees_attention_coupling_at_offset_inputs(c):
+    X = _Z + c
+    ok, why = batch_independent(lambda x: _attn(x), [X])
+    assert not ok and "interact" in why
+
+
+@pytest.mark.parametrize("c", [100.0, 1e6])
+def test_f2_right_self_attention_at_offset_passes(c):
+    X = _Z + c
+    lay = SelfAttention()
+    lay.forward(X.copy())
+    dX = lay.backward(_G)
+    ag = grad(lambda x: anp.sum(_attn(x, anp) * _G))(X)
+    assert np.max(np.abs(dX - ag)) <= 1e-8 * np.max(np.abs(ag))  # the backward is right (autograd)
+    r = check_layer(SelfAttention(), X.copy(), twin=None, mode="full", upstream=_G)
+    assert r.passed, r.table()
+
+
+def test_f2_per_sample_layers_still_stacked():
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((5, 4)) + 1e4
+    W = rng.standard_normal((4, 3))
+    mu, var = rng.standard_normal(4), rng.random(4) + 0.5
+    for f in (lambda x: x @ W, lambda x: np.maximum(x - 1e4, 0), lambda x: (x - mu) / np.sqrt(var + 1e-5),
+              lambda x: np.tanh(x * 1e-4)):
+        assert batch_independent(f, [X]) == (True, "")
