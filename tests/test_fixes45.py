@@ -73,3 +73,51 @@ def test_f2_per_sample_layers_still_stacked():
     for f in (lambda x: x @ W, lambda x: np.maximum(x - 1e4, 0), lambda x: (x - mu) / np.sqrt(var + 1e-5),
               lambda x: np.tanh(x * 1e-4)):
         assert batch_independent(f, [X]) == (True, "")
+
+
+# F5: a PASS said "add --twin" for layers whose twin --twin cannot build (exit 2 when followed).
+ADV_LAYERS = '''
+import numpy as np
+
+class Linear:  # W (in, out), params w/b, constructor n_in/n_out: --twin cannot read in_features
+    def __init__(self, n_in=5, n_out=3):
+        r = np.random.default_rng(0)
+        self.params = {"w": r.standard_normal((n_in, n_out)), "b": np.zeros(n_out)}; self.grads = {}
+    def forward(self, X, training=False): self.X = X; return X @ self.params["w"] + self.params["b"]
+    def backward(self, dY):
+        self.grads = {"w": self.X.T @ dY, "b": dY.sum(0)}; return dY @ self.params["w"].T
+
+class LayerNorm:  # eps 1e-3, no gamma/beta: autoprop's LayerNorm holds both, no twin matches
+    def __init__(self): self.params, self.grads, self.eps = {}, {}, 1e-3
+    def forward(self, X, training=False):
+        xc = X - X.mean(-1, keepdims=True); self.inv = 1 / np.sqrt((xc**2).mean(-1, keepdims=True) + self.eps)
+        self.xh = xc * self.inv; return self.xh
+    def backward(self, dY):
+        xh = self.xh
+        return self.inv * (dY - dY.mean(-1, keepdims=True) - xh * (dY * xh).mean(-1, keepdims=True))
+'''
+
+
+def test_f5_twin_advice_names_the_sizes_and_the_command_runs(tmp_path):
+    import re
+
+    from test_cli import both, run_here, student
+
+    f = student(tmp_path, ADV_LAYERS)
+    p = run_here("check", f"{f}::Linear", "--input-shape", "6,5")
+    text = both(p)
+    assert p.returncode == 0 and "add --twin to compare" not in text, text
+    m = re.search(r"add --twin --twin-init '(\{[^']*\})'", text)
+    assert m and m.group(1) == '{"in_features": 5, "out_features": 3}', text
+    p = run_here("check", f"{f}::Linear", "--input-shape", "6,5", "--twin",
+                 "--twin-init", m.group(1))
+    assert p.returncode == 0 and "forward output match" in both(p), both(p)
+
+
+def test_f5_no_twin_suggested_for_a_layer_norm_without_gamma_beta(tmp_path):
+    from test_cli import both, run_here, student
+
+    p = run_here("check", f"{student(tmp_path, ADV_LAYERS)}::LayerNorm", "--input-shape", "6,5")
+    text = both(p)
+    assert p.returncode == 0 and "add --twin" not in text, text
+    assert "autoprop's LayerNorm cannot be built from LayerNorm" in text and "so --twin is not suggested" in text
