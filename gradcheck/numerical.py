@@ -45,7 +45,7 @@ from .compare import norm_relative_error, smooth_mask
 
 __all__ = ["DEFAULT_EPS", "METHODS", "OFFSETS", "kernel", "default_eps", "step_sizes", "difference_quotient",
            "step_error_curve", "numerical_gradient", "layer_numerical_gradients", "scalar_objective",
-           "Scan", "batch_independent", "batched_input_scan", "directional_derivatives", "numerical_jacobian",
+           "Scan", "batch_independent", "noise_level", "batched_input_scan", "directional_derivatives", "numerical_jacobian",
            "complex_step_supported", "complex_objective", "norm_relative_error", "many_scan", "local_forward_many",
            "MANY_BUDGET", "grown_step", "directional_kinks", "probe_rng", "upstream_draw", "local_differences", "Local"]
 
@@ -198,6 +198,35 @@ def _element_scan(evaluate: Callable[[list], list], base: np.ndarray, method: st
         np.put(d_plus, flat, dp)
         np.put(d_minus, flat, dm)
     return Scan(grad, d_plus, d_minus, evaluated, how)
+
+
+def noise_level(values: np.ndarray) -> np.ndarray:
+    """The noise (standard deviation of round-off) of a function from its values at equally spaced points, one column
+    per function: Moré & Wild's ECnoise ("Estimating computational noise", SIAM J. Sci. Comput. 33(3), 2011, Algorithm
+    3.1 and their ECnoise.m). The ``k``-th differences of a smooth function at a spacing well below its scale vanish,
+    those of noise of deviation ``s`` have mean square ``s^2 (2k)! / (k!)^2``; the noise is the first level
+    ``sqrt(gamma_k mean(diff^2))`` that agrees within a factor 4 with the next two and whose differences change sign.
+
+    ``values``: ``(m + 1, n)`` float64 (``m >= 4``; 7 points, ``m = 6``, as the authors advise). Returns ``(n,)``: the
+    noise, 0 where half the first differences are 0 (values that round alike), NaN where none is detected (the
+    spacing is not below the function's scale)."""
+    T = np.asarray(values, dtype=np.float64)
+    m, n = T.shape[0] - 1, T.shape[1]
+    gamma, levels, signs = 1.0, [], []
+    zero = np.zeros(n, dtype=bool)
+    for j in range(1, m + 1):
+        T = np.diff(T, axis=0)
+        if j == 1:
+            zero = np.sum(T == 0, axis=0) >= (m + 1) / 2
+        gamma *= 0.5 * j / (2 * j - 1)
+        levels.append(np.sqrt(gamma * np.mean(T ** 2, axis=0)))
+        signs.append((T.min(axis=0) < 0) & (T.max(axis=0) > 0))
+    out = np.where(zero, 0.0, np.nan)
+    for k in range(m - 2):
+        lv = np.stack(levels[k:k + 3])
+        found = np.isnan(out) & (lv.max(axis=0) <= 4 * lv.min(axis=0)) & signs[k]
+        out = np.where(found, levels[k], out)
+    return out
 
 
 def numerical_gradient(f: Callable[[], float], x: np.ndarray, *, eps: float | None = DEFAULT_EPS,

@@ -121,3 +121,72 @@ def test_f5_no_twin_suggested_for_a_layer_norm_without_gamma_beta(tmp_path):
     text = both(p)
     assert p.returncode == 0 and "add --twin" not in text, text
     assert "autoprop's LayerNorm cannot be built from LayerNorm" in text and "so --twin is not suggested" in text
+
+
+# F7: a right forward(Q, K, V) attention at K + 1e6 FAILed dQ: its scores of 1e6 put round-off of ~1e-10 into the
+# loss, the central differences' error is that over the step, and Richardson walked down into it (0.29). The noise of
+# the loss is now measured (Moré & Wild's ECnoise) where the extrapolation may leave an entry unsettled.
+def _sdpa(Q, K, V, xp=np):
+    S = xp.einsum("nqd,nkd->nqk", Q, K) / np.sqrt(Q.shape[-1])
+    P = xp.exp(S - xp.max(S, -1, keepdims=True))
+    return xp.einsum("nqk,nkd->nqd", P / xp.sum(P, -1, keepdims=True), V)
+
+
+class SDPA:
+    """softmax(Q K^T / sqrt d) V, CS231n style; ``bug`` plants an error in dS or dV."""
+
+    def __init__(self, bug=None):
+        self.bug, self.params, self.grads = bug, {}, {}
+
+    def forward(self, Q, K, V, training=False):
+        self.c, self.s = (Q, K, V), 1 / np.sqrt(Q.shape[-1])
+        S = Q @ K.transpose(0, 2, 1) * self.s
+        P = np.exp(S - S.max(-1, keepdims=True))
+        self.P = P / P.sum(-1, keepdims=True)
+        return self.P @ V
+
+    def backward(self, dO):
+        Q, K, V = self.c
+        P = self.P
+        dV, dP = P.transpose(0, 2, 1) @ dO, dO @ V.transpose(0, 2, 1)
+        dS = P * (dP - (dP * P).sum(-1, keepdims=True)) * self.s
+        dS = {"x1.01": 1.01 * dS, "sign": -dS}.get(self.bug, dS)
+        return dS @ K, dS.transpose(0, 2, 1) @ Q, 1.01 * dV if self.bug == "dV1.01" else dV
+
+
+_R5 = np.random.default_rng(5)
+_R5.standard_normal(24), _R5.standard_normal(40), _R5.standard_normal(30)  # the tester's second draw
+_Q, _K, _V = _R5.standard_normal((2, 3, 4)), _R5.standard_normal((2, 5, 4)), _R5.standard_normal((2, 5, 3))
+_GO = np.random.default_rng(9).standard_normal((2, 3, 3))
+
+
+@pytest.mark.parametrize("mode", ["full", "fast"])
+def test_f7_right_attention_at_k_plus_1e6_is_not_failed(mode):
+    ins = [_Q, _K + 1e6, _V]
+    lay = SDPA()
+    lay.forward(*ins)
+    dQ = lay.backward(_GO)[0]
+    ag = grad(lambda q: anp.sum(_sdpa(q, ins[1], ins[2], anp) * _GO))(ins[0])
+    assert np.max(np.abs(dQ - ag)) <= 1e-8 * np.max(np.abs(ag))  # right (autograd)
+    r = check_layer(SDPA(), [x.copy() for x in ins], twin=None, mode=mode, upstream=_GO)
+    assert not r.failing_tensors and (r.passed or r.unchecked), r.table()  # PASS or NOT CHECKED, never FAIL
+
+
+@pytest.mark.parametrize("bug", ["x1.01", "sign", "dV1.01"])
+@pytest.mark.parametrize("c,which", [(1e2, "K"), (1e4, "V"), (1e6, "K"), (1e6, "KV")])
+def test_f7_planted_attention_bugs_still_fail_at_offsets(bug, c, which):
+    ins = [_Q, _K + c * ("K" in which), _V + c * ("V" in which)]
+    r = check_layer(SDPA(bug), [x.copy() for x in ins], twin=None, mode="fast", upstream=_GO)
+    assert not r.passed and set(r.failing_tensors) >= ({"dV"} if bug == "dV1.01" else {"dQ", "dK"}), r.table()
+
+
+def test_f7_noise_level_measures_added_noise():
+    """Moré & Wild's estimate on a smooth function plus noise of known deviation (and none on a quantized one)."""
+    from gradcheck.numerical import noise_level
+
+    rng = np.random.default_rng(0)
+    x = np.arange(-3, 4)[:, None] * 1e-4
+    est = noise_level(np.sin(1 + x) + 1e-10 * rng.standard_normal((7, 400)))
+    found = est[np.isfinite(est)]
+    assert len(found) > 200 and 0.5e-10 < np.median(found) < 2e-10
+    assert np.all(noise_level(np.ones((7, 3))) == 0)
