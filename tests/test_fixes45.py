@@ -190,3 +190,51 @@ def test_f7_noise_level_measures_added_noise():
     found = est[np.isfinite(est)]
     assert len(found) > 200 and 0.5e-10 < np.median(found) < 2e-10
     assert np.all(noise_level(np.ones((7, 3))) == 0)
+
+
+# F3: a layer norm keeping eps inside the square root in forward and in backward's 1/sqrt(var + eps), dropping it in
+# d(den)/d(var) alone, was told "dX is the gradient of (x - mean) / (np.sqrt(var) + eps)" (autograd: it is not) and to
+# "put eps in the same place in both" (it is). The reading now says what backward did.
+class _LNDropsEpsInDvar:
+    def __init__(self, eps=0.1):
+        r = np.random.default_rng(0)
+        self.eps, self.params, self.grads = eps, {"gamma": 1 + 0.1 * r.standard_normal(6), "beta": np.zeros(6)}, {}
+
+    def forward(self, X, training=False):
+        self.xc = X - X.mean(-1, keepdims=True)
+        self.var = (self.xc ** 2).mean(-1, keepdims=True)
+        self.den = np.sqrt(self.var + self.eps)
+        self.xh = self.xc / self.den
+        return self.params["gamma"] * self.xh + self.params["beta"]
+
+    def backward(self, dY):
+        self.grads = {"gamma": (dY * self.xh).sum(0), "beta": dY.sum(0)}
+        dxh = dY * self.params["gamma"]
+        dden_dvar = 0.5 / np.sqrt(self.var)  # the bug: eps dropped here alone
+        dvar = (dxh * self.xc).sum(-1, keepdims=True) * (-1 / self.den ** 2) * dden_dvar
+        dxc = dxh / self.den + dvar * 2 * self.xc / self.xc.shape[-1]
+        return dxc - dxc.mean(-1, keepdims=True)
+
+
+def test_f3_eps_dropped_in_the_variance_path_alone_is_read_as_such():
+    from gradcheck import diagnose_layer
+
+    X = np.random.default_rng(0).standard_normal((5, 6))
+    G = np.random.default_rng(1).standard_normal((5, 6))
+    lay = _LNDropsEpsInDvar()
+    lay.forward(X)
+    dX = lay.backward(G)
+    g, e = lay.params["gamma"], lay.eps
+
+    def ln(x, outside):
+        c = x - anp.mean(x, -1, keepdims=True)
+        v = anp.mean(c ** 2, -1, keepdims=True)
+        return g * c / ((anp.sqrt(v) + e) if outside else anp.sqrt(v + e))
+
+    for outside in (False, True):  # neither placement's gradient (autograd)
+        assert np.abs(dX - grad(lambda x, o=outside: anp.sum(ln(x, o) * G))(X)).max() > 0.05
+    d = diagnose_layer(_LNDropsEpsInDvar(), (5, 6))
+    assert d.codes == ["eps-placement"], d.codes
+    text = d.errors[0].message
+    assert "0.5 / np.sqrt(var), without eps" in text and "d(den)/d(var) = 0.5 / np.sqrt(var + eps)" in text, text
+    assert "is the gradient of (x - mean) / (np.sqrt(var) + eps)" not in text and "same place in both" not in text
