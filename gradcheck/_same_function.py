@@ -111,6 +111,10 @@ def reference_advice(layer, cname: str, spec: str, make: Callable[[str | None], 
     if found is None:
         return None
     ok, extra = found
+    if ok and (far := _differs_far(layer, build(extra), shape, seed)):
+        return (f"compare them with the assignment's formula (e.g. a value worked by hand): {spec}, as --reference "
+                f"would build it{'' if extra is None else ' with ' + _words(extra)}, computes {cname}'s function at a "
+                f"drawn input but another at {far}, where --reference compares them too, so it is not suggested")
     if ok and extra is None:
         return f"pass --reference {spec} to compare them"
     if ok:
@@ -218,6 +222,33 @@ def _twin_sizes_advice(layer, init, shape, seed: int) -> str | None:
     return (f"autoprop's {cls.__name__} cannot be built from {cname} with this check's arguments"
             f"{', nor with sizes read from its input, output and parameters,' if missing else ''} to hold {cname}'s "
             "parameters and compute its forward, so --twin is not suggested")
+
+
+def _differs_far(layer, ref, shape, seed: int) -> str | None:
+    """Where the layer's forward and the reference's differ at the shifted inputs ``--reference`` compares them at
+    too (:func:`gradcheck._large_inputs.large_shifts`: ``X + 1000``, ...), the drawn input of :func:`_layer_output`
+    shifted: its label, or None where the reference's output is not finite or both agree (verify44c F6: a ReLU6 named
+    ReLU was told ``--reference manualprop.ReLU``, which FAILs at ``X + 1000``)."""
+    from ._large_inputs import large_shifts
+
+    got = _layer_output(layer, shape, seed)
+    if got is None:
+        return None
+    for at, Xs in large_shifts(got[0]):
+        with np.errstate(all="ignore"):
+            try:
+                R = _output(ref.forward(Xs.copy()))
+            except Exception:  # noqa: BLE001 - a reference refusing such inputs: not compared there
+                continue
+            if not np.all(np.isfinite(R)):
+                continue
+            try:
+                Y = _output(layer.forward(Xs.copy()))
+            except Exception:  # noqa: BLE001 - the layer raising where the reference gives values: they differ
+                return f"X {at}"
+        if Y.shape != R.shape or not np.allclose(Y, R, rtol=1e-7, atol=1e-10 * max(1.0, float(np.abs(R).max()))):
+            return f"X {at}"
+    return None
 
 
 def _settings(ref) -> dict[str, Any]:

@@ -238,3 +238,33 @@ def test_f3_eps_dropped_in_the_variance_path_alone_is_read_as_such():
     text = d.errors[0].message
     assert "0.5 / np.sqrt(var), without eps" in text and "d(den)/d(var) = 0.5 / np.sqrt(var + eps)" in text, text
     assert "is the gradient of (x - mean) / (np.sqrt(var) + eps)" not in text and "same place in both" not in text
+
+
+# F6: the --reference advice was tested at one drawn input; the advised run also compares at X +/- 1000, where a
+# ReLU6 named ReLU (np.clip(X, 0, 6)) is not manualprop.ReLU and the advised run FAILed.
+class ReLU:
+    def __init__(self, top=None):
+        self.top, self.params, self.grads = top, {}, {}
+
+    def forward(self, X, training=False):
+        self.X = X
+        return np.clip(X, 0, self.top) if self.top else np.maximum(X, 0)
+
+    def backward(self, dY):
+        return dY * ((self.X > 0) & (self.X < (self.top or np.inf)))
+
+
+def test_f6_reference_advice_is_tested_at_the_shifted_inputs_too():
+    from gradcheck._same_function import reference_advice
+    from gradcheck.check_command import build_reference
+
+    def advice(layer):
+        return reference_advice(layer, "ReLU", "manualprop.ReLU",
+                                lambda own: build_reference("manualprop.ReLU", {}, 0, layer, "ReLU", own), (6, 5), 0)
+
+    ref = build_reference("manualprop.ReLU", {}, 0, ReLU(6), "ReLU")
+    X = np.random.default_rng(0).standard_normal((6, 5)) + 1000
+    assert not np.allclose(ReLU(6).forward(X), ref.forward(X))  # the advised run's X + 1000 comparison fails
+    said = advice(ReLU(6))
+    assert "not suggested" in said and "X + 1000" in said and "pass --reference" not in said, said
+    assert advice(ReLU()) == "pass --reference manualprop.ReLU to compare them"
