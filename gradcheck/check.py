@@ -926,6 +926,9 @@ def _after_directional(name, comps, own, sampled=None) -> str:
     if ok and any(c.unchecked == "step" for c in elements):
         return (f"fast mode: the directional test of {name} was outside tolerance; element by element every "
                 "mismatch is within the truncation error of the step (NOT CHECKED: see the verdict)")
+    if ok and any(c.unchecked == "converge" for c in elements):  # not "every entry matches" (verify44c F7's dQ)
+        return (f"fast mode: the directional test of {name} was outside tolerance; element by element the differences "
+                "of its mismatching entries do not converge (NOT CHECKED: see the verdict)")
     return (f"fast mode: the directional test of {name} was outside tolerance; element by element"
             + (f"{scale} every entry matches, so the directional difference was round-off of the sums"
                if ok else " it fails too (see the table)"))
