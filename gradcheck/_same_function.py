@@ -113,6 +113,10 @@ def reference_advice(layer, cname: str, spec: str, make: Callable[[str | None], 
     if found is None:
         return None
     ok, extra = found
+    if ok and (far := _differs_far(layer, build(extra), shape, seed)):
+        return (f"compare them with the assignment's formula (e.g. a value worked by hand): {spec}, as --reference "
+                f"would build it{'' if extra is None else ' with ' + _words(extra)}, computes {cname}'s function at a "
+                f"drawn input but another at {far}, where --reference compares them too, so it is not suggested")
     if ok and extra is None:
         return f"pass --reference {spec} to compare them"
     if ok:
@@ -132,8 +136,8 @@ def twin_advice(layer, init, shape, seed: int) -> str | None:
 
     try:
         twin, _ = build_twin(layer, "layer", init or None)
-    except TwinError:
-        return None
+    except TwinError:  # verify44c F5: "add --twin" then exits 2
+        return _twin_sizes_advice(layer, init, shape, seed)
     if twin is None:
         return None
     cls = type(twin)
@@ -153,6 +157,100 @@ def twin_advice(layer, init, shape, seed: int) -> str | None:
                 "computes this layer's)")
     return (f"autoprop's {cls.__name__}, as --twin would build it, computes another function at a drawn input, so "
             "--twin is not suggested")
+
+
+#: At most this many builds of the twin :func:`_twin_sizes_advice` tries (sizes to the power of the missing names).
+SIZE_TRIES = 64
+
+
+def _sizes(layer, shape) -> list[int]:
+    """The sizes a missing constructor argument of a twin may take: the input's and output's axes after the batch
+    axis, the parameters' axes (first seen first)."""
+    X = np.random.default_rng(44).standard_normal(tuple(shape))
+    try:
+        Y = _output(layer.forward(X.copy()))
+    except Exception:  # noqa: BLE001 - a probe: only the input's and parameters' sizes
+        Y = np.zeros(0)
+    dims = [*X.shape[1:], *Y.shape[1:]]
+    for p in (getattr(layer, "params", None) or {}).values():
+        dims += list(np.shape(p))
+    return list(dict.fromkeys(int(d) for d in dims if d > 0))
+
+
+def _twin_sizes_advice(layer, init, shape, seed: int) -> str | None:
+    """The ``add --twin`` note of a layer whose twin ``--twin`` cannot build with this check's arguments (its constructor
+    needs sizes the layer does not hold under their names): ``add --twin --twin-init`` with the sizes, read from the
+    input, output and parameters, with which the twin builds, holds the layer's parameters and computes its forward
+    at a drawn input; else why no twin is suggested (verify44c F5: a Linear of ``n_in``/``n_out`` and a LayerNorm
+    without gamma/beta were told "add --twin", which exits 2)."""
+    import inspect
+    import itertools
+
+    import autoprop.layers
+
+    from .sources import _setting, build_twin
+
+    cname = type(layer).__name__
+    cls = getattr(autoprop.layers, cname, None)
+    if not isinstance(shape, (tuple, list)) or not isinstance(cls, type):
+        return None
+    try:
+        ps = inspect.signature(cls).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    missing = [p.name for p in ps if p.default is p.empty and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+               and _setting(p.name, dict(init or {}), layer) is None]
+    sizes = _sizes(layer, shape)
+    X = 2.0 * np.random.default_rng([seed, 44]).standard_normal(tuple(shape))
+    try:
+        Y = _output(layer.forward(X.copy()))
+    except Exception:  # noqa: BLE001 - nothing to compare: no advice
+        return None
+    tries = itertools.islice(itertools.product(sizes, repeat=len(missing)), SIZE_TRIES) if missing else []
+    for values in tries:
+        own = dict(zip(missing, values))
+        try:
+            twin, _ = build_twin(layer, "layer", init or None, own)
+            fits = [_output(twin(X.copy()))]
+            if hasattr(twin, "give"):  # a square weight: the other orientation too
+                twin.give(layer.params, square=True)
+                fits.append(_output(twin(X.copy())))
+        except Exception:  # noqa: BLE001 - sizes the twin refuses (its parameters' shapes differ): not these
+            continue
+        if any(R.shape == Y.shape and np.allclose(R, Y, rtol=1e-7, atol=1e-10) for R in fits):
+            return (f"add --twin --twin-init '{json.dumps(own)}' to compare with the tape (autoprop's {cls.__name__} "
+                    f"needs {', '.join(missing)}, which --twin cannot read from {cname}; with these sizes it holds "
+                    f"{cname}'s parameters and computes its forward at a drawn input)")
+    return (f"autoprop's {cls.__name__} cannot be built from {cname} with this check's arguments"
+            f"{', nor with sizes read from its input, output and parameters,' if missing else ''} to hold {cname}'s "
+            "parameters and compute its forward, so --twin is not suggested")
+
+
+def _differs_far(layer, ref, shape, seed: int) -> str | None:
+    """Where the layer's forward and the reference's differ at the shifted inputs ``--reference`` compares them at
+    too (:func:`gradcheck._large_inputs.large_shifts`: ``X + 1000``, ...), the drawn input of :func:`_layer_output`
+    shifted: its label, or None where the reference's output is not finite or both agree (verify44c F6: a ReLU6 named
+    ReLU was told ``--reference manualprop.ReLU``, which FAILs at ``X + 1000``)."""
+    from ._large_inputs import large_shifts
+
+    got = _layer_output(layer, shape, seed)
+    if got is None:
+        return None
+    for at, Xs in large_shifts(got[0]):
+        with np.errstate(all="ignore"):
+            try:
+                R = _output(ref.forward(Xs.copy()))
+            except Exception:  # noqa: BLE001 - a reference refusing such inputs: not compared there
+                continue
+            if not np.all(np.isfinite(R)):
+                continue
+            try:
+                Y = _output(layer.forward(Xs.copy()))
+            except Exception:  # noqa: BLE001 - the layer raising where the reference gives values: they differ
+                return f"X {at}"
+        if Y.shape != R.shape or not np.allclose(Y, R, rtol=1e-7, atol=1e-10 * max(1.0, float(np.abs(R).max()))):
+            return f"X {at}"
+    return None
 
 
 def _settings(ref) -> dict[str, Any]:

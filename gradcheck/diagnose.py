@@ -763,9 +763,9 @@ DIAGNOSES: dict[str, Record] = {
         "{scope} mean and variance (statistics over {ax}), but {how}", "{fix}", _NORM),
     "eps-placement": Record(  # _eps_placement (bugs43 M2: LayerNormEpsOutside, liorsinai's sigma + eps)
         "eps placed differently in forward and backward", "{t} is {got}, while forward normalises with eps {fwd} "
-        "((x - mean) / {fwd_form}, eps = {eps:.3g}, {scope} statistics over {ax}): backward differentiates the other "
-        "placement of eps; the two differ by about eps / std, so each gradient is only slightly off, most where a "
-        "{group}'s spread is small", "put eps in the same place in both; the usual form (PyTorch's, Keras's) is "
+        "((x - mean) / {fwd_form}, eps = {eps:.3g}, {scope} statistics over {ax}): {how}; the two differ by about "
+        "eps / std, so each gradient is only slightly off, most where a {group}'s spread is small", "{fix}; the "
+        "usual form (PyTorch's, Keras's) is "
         "xhat = (x - mean) / np.sqrt(var + eps) in forward, whose backward is dX = (dxhat - dxhat.mean({ax}) - "
         "xhat * (dxhat * xhat).mean({ax})) / np.sqrt(var + eps), the means with keepdims=True (dxhat = dY * gamma)",
         _NORM),
@@ -3706,6 +3706,31 @@ def _eps_grads(form: str, u, sd, e, dxh, z_f, istd_f, mean):
             istd_f * (dxh - mean(dxh)) - istd_f * (u / sd) * mean(dxh * z_f))
 
 
+def _eps_reading(other: str) -> dict[str, str]:
+    """:func:`_eps_placement`'s words for a backward that is the exact derivative of the ``other`` placement of eps."""
+    return {"got": f"the gradient of (x - mean) / {_EPS_FORMS[other][1]}, eps {_EPS_FORMS[other][0]}",
+            "how": "backward differentiates the other placement of eps", "fix": "put eps in the same place in both"}
+
+
+def _eps_cached_reading(form: str, ax: str) -> dict[str, str]:
+    """:func:`_eps_placement`'s words for a backward that is the other placement's formula evaluated with forward's
+    cached x_hat and denominator (``form``: forward's placement): not the gradient of either form (verify44c F3: a
+    layer norm keeping eps in forward and in backward's 1/sqrt(var + eps), dropping it in d(den)/d(var) alone, was
+    told it differentiated (x - mean) / (sqrt(var) + eps) and to put eps in the same place in both)."""
+    if form == "inside":
+        return {"got": "the chain rule through forward's x_hat and 1 / np.sqrt(var + eps) with d np.sqrt(var + eps) "
+                       "/ d var taken as 0.5 / np.sqrt(var), without eps (eps dropped in the variance's path alone)",
+                "how": "0.5 / np.sqrt(var) is the derivative of np.sqrt(var) + eps, not of forward's np.sqrt(var + "
+                       "eps)",
+                "fix": "keep eps in the variance's path too: d(den)/d(var) = 0.5 / np.sqrt(var + eps)"}
+    return {"got": f"(dxhat - dxhat.mean({ax}) - xhat * (dxhat * xhat).mean({ax})) / den with forward's xhat and "
+                   "den = np.sqrt(var) + eps",
+            "how": "that formula is the derivative only when eps is inside the square root, where xhat has unit "
+                   "variance",
+            "fix": "put eps inside the square root in forward (den = np.sqrt(var + eps)), or differentiate "
+                   "(x - mean) / (np.sqrt(var) + eps) itself"}
+
+
 def _eps_placement(L: _Layer, m, n, X):
     """A normalisation (features on the last axis, statistics over it or over the others) whose forward puts its eps
     on one side of the square root, ``(x - mean) / (sqrt(var) + eps)`` or ``/ sqrt(var + eps)``, and whose backward
@@ -3737,12 +3762,12 @@ def _eps_placement(L: _Layer, m, n, X):
             other = "outside" if form == "inside" else "inside"
             if not close(_eps_grads(form, u, sd, e, dxh, z, istd, mean)[0].reshape(X.shape), n, 1e-6, 1e-12):
                 return None  # forward's form, but n is not its derivative: not this
-            if any(close(c.reshape(X.shape), m, 1e-6, 1e-12) for c in _eps_grads(other, u, sd, e, dxh, z, istd, mean)):
+            fits = [close(c.reshape(X.shape), m, 1e-6, 1e-12) for c in _eps_grads(other, u, sd, e, dxh, z, istd, mean)]
+            if any(fits):
                 ax = "axis=-1" if axis == 1 else f"axis={tuple(range(X.ndim - 1)) if X.ndim > 2 else 0}"
-                return "eps-placement", {
-                    "got": f"the gradient of (x - mean) / {_EPS_FORMS[other][1]}, eps {_EPS_FORMS[other][0]}",
-                    "fwd": _EPS_FORMS[form][0], "fwd_form": _EPS_FORMS[form][1], "eps": e, "scope": scope,
-                    "ax": ax, "group": group}
+                return "eps-placement", {"fwd": _EPS_FORMS[form][0], "fwd_form": _EPS_FORMS[form][1], "eps": e,
+                                         "scope": scope, "ax": ax, "group": group} | (
+                    _eps_reading(other) if fits[0] else _eps_cached_reading(form, ax))
             return None
     return None
 

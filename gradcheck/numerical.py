@@ -45,7 +45,7 @@ from .compare import norm_relative_error, smooth_mask
 
 __all__ = ["DEFAULT_EPS", "METHODS", "OFFSETS", "kernel", "default_eps", "step_sizes", "difference_quotient",
            "step_error_curve", "numerical_gradient", "layer_numerical_gradients", "scalar_objective",
-           "Scan", "batch_independent", "batched_input_scan", "directional_derivatives", "numerical_jacobian",
+           "Scan", "batch_independent", "noise_level", "batched_input_scan", "directional_derivatives", "numerical_jacobian",
            "complex_step_supported", "complex_objective", "norm_relative_error", "many_scan", "local_forward_many",
            "MANY_BUDGET", "grown_step", "directional_kinks", "probe_rng", "upstream_draw", "local_differences", "Local"]
 
@@ -200,6 +200,35 @@ def _element_scan(evaluate: Callable[[list], list], base: np.ndarray, method: st
     return Scan(grad, d_plus, d_minus, evaluated, how)
 
 
+def noise_level(values: np.ndarray) -> np.ndarray:
+    """The noise (standard deviation of round-off) of a function from its values at equally spaced points, one column
+    per function: Moré & Wild's ECnoise ("Estimating computational noise", SIAM J. Sci. Comput. 33(3), 2011, Algorithm
+    3.1 and their ECnoise.m). The ``k``-th differences of a smooth function at a spacing well below its scale vanish,
+    those of noise of deviation ``s`` have mean square ``s^2 (2k)! / (k!)^2``; the noise is the first level
+    ``sqrt(gamma_k mean(diff^2))`` that agrees within a factor 4 with the next two and whose differences change sign.
+
+    ``values``: ``(m + 1, n)`` float64 (``m >= 4``; 7 points, ``m = 6``, as the authors advise). Returns ``(n,)``: the
+    noise, 0 where half the first differences are 0 (values that round alike), NaN where none is detected (the
+    spacing is not below the function's scale)."""
+    T = np.asarray(values, dtype=np.float64)
+    m, n = T.shape[0] - 1, T.shape[1]
+    gamma, levels, signs = 1.0, [], []
+    zero = np.zeros(n, dtype=bool)
+    for j in range(1, m + 1):
+        T = np.diff(T, axis=0)
+        if j == 1:
+            zero = np.sum(T == 0, axis=0) >= (m + 1) / 2
+        gamma *= 0.5 * j / (2 * j - 1)
+        levels.append(np.sqrt(gamma * np.mean(T ** 2, axis=0)))
+        signs.append((T.min(axis=0) < 0) & (T.max(axis=0) > 0))
+    out = np.where(zero, 0.0, np.nan)
+    for k in range(m - 2):
+        lv = np.stack(levels[k:k + 3])
+        found = np.isnan(out) & (lv.max(axis=0) <= 4 * lv.min(axis=0)) & signs[k]
+        out = np.where(found, levels[k], out)
+    return out
+
+
 def numerical_gradient(f: Callable[[], float], x: np.ndarray, *, eps: float | None = DEFAULT_EPS,
                        method: str = "central", indices: Sequence[tuple[int, ...]] | None = None,
                        detail: bool = False) -> np.ndarray | Scan:
@@ -326,7 +355,10 @@ def batch_independent(forward: Callable[..., np.ndarray], inputs: Sequence[np.nd
                       unperturbed: Callable[[], np.ndarray] | None = None) -> tuple[bool, str]:
     """Whether samples along axis 0 are computed independently: ``(ok, reason why not)``; the rows of
     ``X`` in ``forward([X; Z])`` and ``forward([Z; X])`` must equal ``forward(X)`` to 1e-12 relative
-    (``unperturbed()``: ``forward(X)`` when the caller has it)."""
+    (``unperturbed()``: ``forward(X)`` when the caller has it). ``Z``: rows drawn around 0 at the size of
+    ``max |X|``, and as many drawn around ``X``'s own rows with their spread along axis 0: at ``X + 1e6``
+    the rows around 0 never win a self-attention's softmax of ``X X^T``, and it looked per-sample (verify44c
+    F2: the stacked scan then moved element ``p`` of every row at once and a right attention FAILed)."""
     rng = rng or probe_rng(12345)
     if not inputs or any(x.ndim == 0 for x in inputs):
         return False, "an input has no batch axis"
@@ -335,11 +367,15 @@ def batch_independent(forward: Callable[..., np.ndarray], inputs: Sequence[np.nd
         return False, "the inputs have different sizes along axis 0"
     m = max(1, n // 2 + 1)
 
-    def other(x):
+    def other(x):  # m rows around 0 at the inputs' size, then m rows among the input's own
         if x.dtype.kind == "f":
             scale = max(1.0, float(np.abs(x).max()))
-            return rng.standard_normal((m,) + x.shape[1:]) * scale
-        return x[rng.integers(0, n, size=m)]
+            around0 = rng.standard_normal((m,) + x.shape[1:]) * scale
+            spread = np.std(x, axis=0)
+            spread = np.where(spread > 0, spread, 1e-3 * scale)  # a constant column: still moved
+            near = x[rng.integers(0, n, size=m)] + rng.standard_normal((m,) + x.shape[1:]) * spread
+            return np.concatenate([around0, near], axis=0)
+        return x[rng.integers(0, n, size=2 * m)]
 
     Z = [other(x) for x in inputs]
     try:
@@ -350,10 +386,10 @@ def batch_independent(forward: Callable[..., np.ndarray], inputs: Sequence[np.nd
     except Exception as exc:  # noqa: BLE001 - any failure means "use the element loop"
         why = exc.__cause__ or exc  # the layer's own exception, not the checker's wrapper: a built-in is no student's
         return False, f"forward on a batch of another size raised {type(why).__name__}"
-    if Y.ndim == 0 or Y.shape[0] != n or Y1.shape != (n + m,) + Y.shape[1:] or Y2.shape != Y1.shape:
+    if Y.ndim == 0 or Y.shape[0] != n or Y1.shape != (n + 2 * m,) + Y.shape[1:] or Y2.shape != Y1.shape:
         return False, "the output's axis 0 is not the batch axis"
     tol = 1e-12 * max(1.0, float(np.abs(Y).max()))
-    if np.abs(Y1[:n] - Y).max() > tol or np.abs(Y2[m:] - Y).max() > tol:
+    if np.abs(Y1[:n] - Y).max() > tol or np.abs(Y2[2 * m:] - Y).max() > tol:
         return False, "samples interact (the output of one sample depends on the others)"
     return True, ""
 

@@ -330,8 +330,9 @@ def test_a_layer_norm_with_eps_outside_the_square_root_in_forward_alone_is_named
     d = gradcheck.diagnose_layer(_layer_norm(denominator="(self.std + self.eps)"), (6, 5))
     assert not d.passed and d.codes == ["eps-placement"], d.codes
     text = d.errors[0].message
-    assert "dX is the gradient of (x - mean) / np.sqrt(var + eps), eps inside the square root, while forward " \
-           "normalises with eps outside the square root" in text, text
+    assert "dX is (dxhat - dxhat.mean(axis=-1) - xhat * (dxhat * xhat).mean(axis=-1)) / den with forward's xhat " \
+           "and den = np.sqrt(var) + eps, while forward normalises with eps outside the square root" in text, text
+    assert "the derivative only when eps is inside the square root" in text, text  # verify44c F3: what it did
 
 
 def test_a_layer_norm_with_eps_outside_the_square_root_in_backward_alone_is_named():
