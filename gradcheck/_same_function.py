@@ -217,7 +217,7 @@ def _twin_sizes_advice(layer, init, shape, seed: int) -> str | None:
                 fits.append(_output(twin(X.copy())))
         except Exception:  # noqa: BLE001 - sizes the twin refuses (its parameters' shapes differ): not these
             continue
-        if any(R.shape == Y.shape and np.allclose(R, Y, rtol=1e-7, atol=1e-10) for R in fits):
+        if any(R.shape == Y.shape and close(R, Y, 1e-7, 1e-10) for R in fits):  # the same-function tolerance
             return (f"add --twin --twin-init '{json.dumps(own)}' to compare with the tape (autoprop's {cls.__name__} "
                     f"needs {', '.join(missing)}, which --twin cannot read from {cname}; with these sizes it holds "
                     f"{cname}'s parameters and computes its forward at a drawn input)")
@@ -248,7 +248,7 @@ def _differs_far(layer, ref, shape, seed: int) -> str | None:
                 Y = _output(layer.forward(Xs.copy()))
             except Exception:  # noqa: BLE001 - the layer raising where the reference gives values: they differ
                 return f"X {at}"
-        if Y.shape != R.shape or not np.allclose(Y, R, rtol=1e-7, atol=1e-10 * max(1.0, float(np.abs(R).max()))):
+        if Y.shape != R.shape or not close(Y, R, 1e-7, 1e-10 * max(1.0, float(np.abs(R).max()))):
             return f"X {at}"
     return None
 
