@@ -557,7 +557,7 @@ class Optimizer:
                 if numbers is not None:
                     numbers.append(i)
         # plain SGD on pairs _SGD_ON takes (every gradient there, no _update_all of a subclass): its checked
-        # update, as step() takes it, without _update_all's frame (about 2% of a 64-32-10 B16 autoprop step,
+        # update, as step() takes it, without _update_all's frame (about 1% of a 64-32-10 B16 autoprop step,
         # session 45 of docs/speed.md); a pair it does not take leaves every variable as it was, and
         # _update_all below checks the pairs again and writes the message
         if not missing and variables and type(self)._update_all is Optimizer._update_all and _plain_sgd(self):

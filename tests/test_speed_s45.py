@@ -128,3 +128,60 @@ def test_a_subclass_update_all_and_momentum_take_the_general_path(monkeypatch):
     grads, variables = _pairs("ap")
     ap.optimizers.SGD(0.1, momentum=0.9).apply_gradients(zip(grads, variables))
     assert called == [1]  # (fails when the fast path ignores momentum)
+
+
+# Three frames fewer in the eager step (session 45): Tanh's input check inline, the gradient's target check
+# only for a target that is no Tensor, the loss reading the logits' shape from the value. Each check still fires.
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize("wrap", [ap.constant, ap.Variable, lambda a: a])
+def test_tanh_still_refuses_a_non_finite_input(bad, wrap):
+    from autoprop import layers as al
+
+    x = np.linspace(-1.0, 1.0, 12).reshape(3, 4)
+    x[1, 2] = bad
+    with pytest.raises(ValueError, match=r"Tanh.*x.*(NaN|inf)") as caught:
+        al.Tanh()(wrap(x))
+    with pytest.raises(ValueError) as alone:  # the message of the check the layer ran before this session
+        al.Tanh()._input(x)
+    assert str(caught.value) == str(alone.value)
+    net = al.Sequential(al.Linear(4, 4), al.Tanh())
+    net.layers[0].variables["W"].assign(np.full((4, 4), bad))  # a NaN/inf the Linear makes reaches the Tanh
+    with pytest.raises(ValueError, match="(NaN|inf)"):
+        net(np.ones((3, 4)), training=True)
+
+
+def test_tanh_inline_gives_the_recorded_gradient():
+    from autoprop import layers as al
+
+    x = ap.Variable(np.linspace(-2.0, 2.0, 12).reshape(3, 4))
+    with ap.GradientTape() as tape:
+        y = ap.reduce_sum(al.Tanh()(x))
+    assert np.allclose(tape.gradient(y, x).numpy(), 1 / np.cosh(x.numpy()) ** 2, rtol=1e-13, atol=0)
+
+
+@pytest.mark.parametrize("target", [None, "loss", b"loss"])
+def test_gradient_still_refuses_a_target_that_is_no_value(target):
+    x = ap.Variable(np.ones(3))
+    with ap.GradientTape() as tape:
+        ap.reduce_sum(x * x)
+    with pytest.raises(ap.core.tape.TapeArgumentError, match="not a Tensor"):
+        tape.gradient(target, x)
+    with ap.GradientTape() as tape:
+        ap.reduce_sum(x * x)
+    with pytest.raises(ap.core.tape.TapeArgumentError, match="not a Tensor"):
+        tape.gradient([target], [x])
+
+
+def test_the_loss_reads_the_logits_shape():
+    from autoprop import losses as alo
+
+    z = ap.Variable(np.array([[1.0, 2.0, 0.5], [0.1, -1.0, 3.0]]))
+    with ap.GradientTape() as tape:
+        loss = alo.SoftmaxCrossEntropy()(np.array([1, 2]), z)
+    p = np.exp(z.numpy() - z.numpy().max(1, keepdims=True))
+    p /= p.sum(1, keepdims=True)
+    assert np.isclose(float(loss.numpy()), -np.mean(np.log(p[[0, 1], [1, 2]])), rtol=1e-14)
+    assert np.allclose(tape.gradient(loss, z).numpy(), (p - np.eye(3)[[1, 2]]) / 2, rtol=1e-12, atol=1e-15)
+    with pytest.raises(ValueError, match="label"):
+        alo.SoftmaxCrossEntropy()(np.array([1, 3]), z)  # a label out of range (3 classes)
