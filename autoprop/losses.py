@@ -157,7 +157,7 @@ class SoftmaxCrossEntropy(Loss):
             z = y_pred if isinstance(y_pred, Tensor) else Tensor(y_pred)
             if _TRACERS:  # (autoprop.function: the values checked again at each replay)
                 check_at_replay(self._where(), z, "y_pred", shape=("batch", "classes"), masked=True)
-        n, c = z.shape
+        n, c = z._value.shape  # (z.shape without the property's frame)
         labels = y_true
         if _TRACERS and type(y_true) is not np.ndarray and isinstance(y_true, np.ndarray):
             labels = y_true.view(np.ndarray)  # (autoprop.function's guarded view of an argument)

@@ -556,6 +556,15 @@ class Optimizer:
                 variables.append(var)
                 if numbers is not None:
                     numbers.append(i)
+        # plain SGD on pairs _SGD_ON takes (every gradient there, no _update_all of a subclass): its checked
+        # update, as step() takes it, without _update_all's frame (about 1% of a 64-32-10 B16 autoprop step,
+        # session 45 of docs/speed.md); a pair it does not take leaves every variable as it was, and
+        # _update_all below checks the pairs again and writes the message
+        if not missing and variables and type(self)._update_all is Optimizer._update_all and _plain_sgd(self):
+            sgd_on = _SGD_ON.get(type(variables[0]))
+            if sgd_on is not None and sgd_on(self.learning_rate, grads, variables):
+                self.iterations += 1
+                return
         if missing and not grads:
             raise ValueError(
                 f"{Where(self, 'apply_gradients')}: no gradients provided for any variable ({', '.join(missing)}): "

@@ -1218,7 +1218,8 @@ class GradientTape:
         escaped = bool(self._escapes) and not any(isinstance(u, Tensor) for u in targets)
         constant = not escaped and bool(self._escapes) and _constant_targets(self, targets)
         for t in targets:
-            _check_target(t, "gradient")
+            if not isinstance(t, Tensor):  # (a Tensor passes _check_target)
+                _check_target(t, "gradient")
             if escaped or constant:
                 raise TypeError(_observe.plain_target_text(t, self._escapes, self._escape_hints))
             if isinstance(t, Tensor) and t._value.dtype.kind in "biu":  # (TensorFlow warns too)
