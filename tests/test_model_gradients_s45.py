@@ -107,3 +107,45 @@ def test_cs231n_model_recipe_runs_as_printed(tmp_path):
     text, got, out = _recipe_run(tmp_path, CS231N, CS_INIT, "fc_net.py")
     assert "CS231n's model" in text and "self.node" not in text, text
     assert got == 0 and "PASS: TwoLayerNetCheck: every gradient (dW1, db1, dW2, db2) matches" in out, out
+
+
+NG_RNN = """
+import numpy as np
+
+def rnn_forward(x, a0, Wax, Waa, ba):
+    n_x, m, T_x = x.shape
+    a, a_next = np.zeros((Waa.shape[0], m, T_x)), a0
+    for t in range(T_x):
+        a_next = np.tanh(Wax @ x[:, :, t] + Waa @ a_next + ba)
+        a[:, :, t] = a_next
+    return a, (x, a0, Wax, Waa, ba, a)
+
+def rnn_backward(da, cache):
+    x, a0, Wax, Waa, ba, a = cache
+    dx, dWax, dWaa, dba = np.zeros_like(x), np.zeros_like(Wax), np.zeros_like(Waa), np.zeros_like(ba)
+    da_prev = np.zeros_like(a0)
+    for t in reversed(range(x.shape[2])):
+        dtanh = (1 - a[:, :, t] ** 2) * (da[:, :, t] + da_prev)
+        a_prev = a[:, :, t - 1] if t else a0
+        dx[:, :, t] = Wax.T @ dtanh
+        dWax += dtanh @ x[:, :, t].T
+        dWaa += dtanh @ a_prev.T
+        dba += BIAS
+        da_prev = Waa.T @ dtanh
+    return dx, da_prev, dWax, dWaa, dba
+"""
+
+
+def test_ng_rnn_bias_over_m_is_not_named_an_extra_1_over_t(tmp_path):
+    """students45 F4: in Andrew Ng's layout, x (n_x, m, T_x) beside a0 (n_a, m), axis 1 of x is the batch m; a dba
+    averaged over it was diagnosed "an extra 1/T (T = 4, the time steps on axis 1 of x (3, 4, 6))" with CS231n's fix,
+    db = dout.sum(axis=(0, 1)). The right pair PASSes; the bug FAILs without that misreading."""
+    shapes = ("--input-shape", "3,4,6;5,4;5,3;5,5;5,1")
+    f = student(tmp_path, NG_RNN.replace("BIAS", "dtanh.sum(axis=1, keepdims=True)"), "rnn_ok.py")
+    p = run_here("check", f"{f}::rnn", *shapes)
+    assert p.returncode == 0, both(p)
+    f = student(tmp_path, NG_RNN.replace("BIAS", "dtanh.mean(axis=1, keepdims=True)"), "rnn_bug.py")
+    p = run_here("check", f"{f}::rnn", *shapes)
+    text = both(p)
+    assert p.returncode == 1 and "FAIL: rnn: gradient mismatch in dba." in text, text
+    assert "1/T" not in text and "time steps on axis 1" not in text, text
