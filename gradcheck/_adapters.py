@@ -3581,13 +3581,18 @@ def _probe_call(fn, kwargs, probe, first):
 def _fixed_args(kwargs, checked):
     """``["name: words", ...]`` of the arguments held fixed (all of ``kwargs`` but ``checked``): their type and shape
     as the function gets them (``"y: int64 array of shape (5,)"``, ``"n: 3 (int)"``), for the messages of an error."""
-    def words(v):
-        if isinstance(v, np.ndarray):
-            return f"{v.dtype} array of shape {tuple(v.shape)}"
+    def words(v, k):
+        if isinstance(v, np.ndarray):  # labels of two axes from --init's nested list: float64 (students45 F2)
+            whole = k in LABEL_NAMES and v.ndim > 1 and v.dtype.kind == "f" and v.size and np.all(v == np.round(v))
+            return f"{v.dtype} array of shape {tuple(v.shape)}" + (" of whole numbers" if whole else "")
         if isinstance(v, list):
             return f"a Python list of {len(v)}"
         return f"{json.dumps(v, default=str)[:30]} ({type(v).__name__})"
-    return [f"{k}: {words(v)}" for k, v in kwargs.items() if k != checked]
+    return [f"{k}: {words(v, k)}" for k, v in kwargs.items() if k != checked]
+
+
+#: Names of a loss function's labels argument (:func:`_fixed_args`: CS231n's ``temporal_softmax_loss(x, y, mask)``).
+LABEL_NAMES = ("y", "t", "labels", "targets", "target", "y_true", "captions")
 
 
 class LossFunction:
