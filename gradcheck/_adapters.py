@@ -1390,6 +1390,8 @@ def no_layer_methods(cls, file=""):
                 meths.setdefault(k, v)
     if nielsen := _nielsen_cost(cls, meths, file):
         return nielsen
+    if model := model_gradients_text(cls, file):
+        return model
     meths = list(meths.items())
     name = cls.__name__
 
@@ -1411,6 +1413,67 @@ def no_layer_methods(cls, file=""):
             "input it returns no gradient for is held as a constant (self._x = ..., the leading underscore says so); "
             "several inputs and outputs are forward(h, s) and backward returning a tuple (dh, ds). "
             f"Then: gradcheck check FILE::{name}Layer --input-shape ...")
+
+
+def _first_two(cls, name):
+    """The names of the first two parameters (``self`` aside) of method ``name`` of class ``cls``, or []."""
+    fn = getattr(cls, name, None)
+    ps = _params(fn) if inspect.isfunction(fn) else None
+    return [p for p in ps or {} if p != "self"][:2]
+
+
+def model_gradients(cls):
+    """Which model protocol class ``cls`` has whose method returns its weights' gradients for data and labels, with no
+    forward/backward and no dX: Deep Learning from Scratch vol. 1's ``loss(x, t)`` and ``gradient(x, t)`` (a dict keyed
+    as its ``params``: ``TwoLayerNet``, ``MultiLayerNet``, ``SimpleConvNet``), ``"dlfs"``; CS231n assignment 2's
+    ``loss(X, y=None) -> (loss, grads)`` (``TwoLayerNet``, ``FullyConnectedNet``, ``ThreeLayerConvNet``), ``"cs231n"``;
+    else None (students45 F1: DLfS's model was read as ML-From-Scratch's loss ``loss(y, y_pred)``, and the ``--loss``
+    command printed for it failed; F3: CS231n's got a wrapper template of forward and backward methods it has not)."""
+    if not isinstance(cls, type) or any(m in vars(k) for k in cls.__mro__[:-1] for m in ("forward", "backward")):
+        return None
+    if _first_two(cls, "loss") == ["x", "t"] and _first_two(cls, "gradient") == ["x", "t"]:
+        return "dlfs"
+    loss = _params(getattr(cls, "loss", None)) if inspect.isfunction(getattr(cls, "loss", None)) else None
+    if _first_two(cls, "loss") == ["X", "y"] and loss["y"].default is None and not hasattr(cls, "gradient"):
+        return "cs231n"
+    return None
+
+
+def model_gradients_text(cls, file=""):
+    """The usage error for a model of :func:`model_gradients` (``""`` for any other class): what it is, and a subclass
+    to add to its file that presents it as a layer of the manualprop protocol, its labels the checked input (integer,
+    ``--indices``: no gradient), the data x held fixed (drawn from a seeded generator, of the first weight's first
+    axis, as each model's ``params['W1']`` of shape (input size, hidden size) gives it), forward the loss as a
+    one-element array and backward the gradients the model returns, times dY, in ``grads``: so each weight's gradient
+    is compared with the central differences of the loss. Each line is written in backquotes, the command last."""
+    kind = model_gradients(cls)
+    if kind is None:
+        return ""
+    name, base = cls.__name__, os.path.basename(file) if file else "FILE.py"
+    if kind == "dlfs":
+        what = (f"{name} has loss(x, t) and gradient(x, t), Deep Learning from Scratch's model (vol. 1: gradient "
+                "returns the gradients of its params dict for the data x and the labels t)")
+        flag = ", train_flg=True" if "train_flg" in (_params(cls.loss) or {}) else ""  # as gradient(x, t) calls it
+        loss, grads = f"self.loss(self._x, t{flag})", "self.gradient(self._x, self._t)"
+    else:
+        what = (f"{name} has loss(X, y=None) -> (loss, grads), CS231n's model (assignment 2's fc_net.py, cnn.py: grads "
+                "holds the gradients of its params dict for the data X and the labels y)")
+        loss, grads = "self.loss(self._x, t)[0]", "self.loss(self._x, self._t)[1]"
+    sizes = [p for p in _params(cls.__init__) or {} if p != "self" and re.search(
+        r"size|dim|classes|hidden|input|output", p)]
+    init = "{" + ", ".join(f'"{p}": ...' for p in sizes) + "}"
+    lines = ["import numpy as np",
+             "def _check_forward(self, t): self._x = np.random.default_rng(0).standard_normal((len(t), "
+             f"next(iter(self.params.values())).shape[0])); self._t = t; return np.array([{loss}])",
+             f"def _check_backward(self, dY): self.grads = {{k: dY[0] * g for k, g in {grads}.items()}}",
+             f"class {name}Check({name}): forward, backward = _check_forward, _check_backward"]
+    return (f"{what}: a model, neither a layer (forward(X) -> Y and backward(dY) -> dX) nor a loss of a prediction "
+            f"(--loss), and it computes no dX. To compare its gradients with central differences of its loss in each "
+            f"array of params, the data x held fixed and the labels the checked input, add these lines at the end of "
+            f"{base}: " + " ".join(f"`{line}`" for line in lines) + f" and run `gradcheck check {base}::{name}Check "
+            f"--input-shape N --indices K --init '{init}'` (N the batch size, K the number of classes; small sizes "
+            f"keep the check short). x is drawn of shape (N, the first axis of the first array of params): for a "
+            f"convolutional net, draw it of your input's shape (N, C, H, W) instead.")
 
 
 def _nielsen_cost(cls, meths, file):
@@ -1790,7 +1853,10 @@ def _named_activation(cls):
 
 
 def _named_loss(cls):
-    """The row of :data:`LOSS_NAMES` whose loss (two arguments) and gradient ``cls`` has, or None."""
+    """The row of :data:`LOSS_NAMES` whose loss (two arguments) and gradient ``cls`` has, or None (a model's
+    ``loss(x, t)``, :func:`model_gradients`, is none)."""
+    if model_gradients(cls):
+        return None
     return next((row for row in LOSS_NAMES if _positional_count(getattr(cls, row[1], None)) == 2 and
                  _positional_count(getattr(cls, row[2], None)) == row[3]), None)
 
@@ -3515,13 +3581,18 @@ def _probe_call(fn, kwargs, probe, first):
 def _fixed_args(kwargs, checked):
     """``["name: words", ...]`` of the arguments held fixed (all of ``kwargs`` but ``checked``): their type and shape
     as the function gets them (``"y: int64 array of shape (5,)"``, ``"n: 3 (int)"``), for the messages of an error."""
-    def words(v):
-        if isinstance(v, np.ndarray):
-            return f"{v.dtype} array of shape {tuple(v.shape)}"
+    def words(v, k):
+        if isinstance(v, np.ndarray):  # labels of two axes from --init's nested list: float64 (students45 F2)
+            whole = k in LABEL_NAMES and v.ndim > 1 and v.dtype.kind == "f" and v.size and np.all(v == np.round(v))
+            return f"{v.dtype} array of shape {tuple(v.shape)}" + (" of whole numbers" if whole else "")
         if isinstance(v, list):
             return f"a Python list of {len(v)}"
         return f"{json.dumps(v, default=str)[:30]} ({type(v).__name__})"
-    return [f"{k}: {words(v)}" for k, v in kwargs.items() if k != checked]
+    return [f"{k}: {words(v, k)}" for k, v in kwargs.items() if k != checked]
+
+
+#: Names of a loss function's labels argument (:func:`_fixed_args`: CS231n's ``temporal_softmax_loss(x, y, mask)``).
+LABEL_NAMES = ("y", "t", "labels", "targets", "target", "y_true", "captions")
 
 
 class LossFunction:

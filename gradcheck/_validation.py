@@ -952,11 +952,16 @@ def objective_given(protocol: dict, y_pred: Any, pred: str) -> str:
     :class:`gradcheck._adapters.LossFunction`); no target was drawn, so no ``--targets`` advice (tester29s M2: "It was
     given input_layer_size: real values, of shape (38,)" where --init gave 3, and --targets advised)."""
     yp = np.asarray(y_pred)
-    fixed = "; ".join(str(w) for w in protocol.get("fixed") or [])
+    given = [str(w) for w in protocol.get("fixed") or []]
+    fixed = "; ".join(given)
+    second = given[0].split(":")[0] if given and given[0].endswith(" of whole numbers") else None
+    labels = (f" Integer labels of more than one axis ({second}, as CS231n's temporal_softmax_loss(x, y, mask) takes "
+              f"y (N, T)) cannot come from --init, whose nested lists are float64: leave {second} out of --init and "
+              f"draw it with --targets labels:K (K classes, of {pred}'s shape without its last axis).") if second else ""
     return (f"It was given {pred} of shape {fmt_shape(yp.shape)} ({yp.dtype}) and {fixed or 'nothing else'}; the error is "
             "in the function, or it expects another kind of value for an --init argument (there, a JSON list of "
             "integers is an int64 array unless named like a size, a list holding a float or nested a float64 array, "
-            "a number a Python number, null None).")
+            "a number a Python number, null None)." + labels)
 
 
 def loss_given(y_true: Any, y_pred: Any, pred: str = "y_pred", hint: str = "", target: str = "y_true") -> str:

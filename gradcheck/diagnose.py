@@ -5380,11 +5380,15 @@ def _pool_area(X, Y, G, n) -> int:
 def _time_or_area(L: _Layer, key, m, n, n0=None):
     """``(code, fields)`` of a constant factor that is a count of the layer's own shapes: ``1/T`` of a sequence
     input ``(N, T, D)`` (``factor-inverse-time``), or the window area of an average pool's 4-d input
-    (:func:`_pool_area`; ``pool-area-missing`` or ``pool-side-only``, in dX); else None. ``n0``: the correct
+    (:func:`_pool_area`; ``pool-area-missing`` or ``pool-side-only``, in dX); else None. Not 1/T when a 2-D input
+    beside ``X`` has ``X``'s axis 1 as its own axis 1 and another axis 0: Andrew Ng's ``x (n_x, m, T_x)`` with ``a0
+    (n_a, m)``, whose axis 1 is the batch m, time being axis 2 (students45 F4: a db averaged over m was "an extra 1/T",
+    with CS231n's fix). ``n0``: the correct
     gradient at its own scale (``n`` rescaled for the signatures), for the pool's sums; ``n`` when not given."""
     X, ok = L.inputs[0], np.isfinite(n)
     c = _ls_factor(m[ok], n[ok]) if np.any(n[ok]) else 0.0
-    if X.ndim == 3 and X.dtype.kind == "f" and X.shape[1] > 1 and abs(c * X.shape[1] - 1) < 1e-6:
+    if X.ndim == 3 and X.dtype.kind == "f" and X.shape[1] > 1 and abs(c * X.shape[1] - 1) < 1e-6 and not any(
+            np.ndim(a) == 2 and a.shape[1] == X.shape[1] and a.shape[0] != X.shape[0] for a in L.inputs[1:]):
         return "factor-inverse-time", {"T": X.shape[1], "x": L.names[0], "shape": V.fmt_shape(X.shape)}
     if key != L.keys[0] or not (area := _pool_area(X, L.Y, L.G, n if n0 is None else n0)):
         return None
