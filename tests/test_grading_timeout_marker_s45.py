@@ -8,6 +8,7 @@ The marker is now the test's limit; ``--timeout`` is the limit of the tests with
 """
 
 import types
+from pathlib import Path
 
 import pytest
 
@@ -49,29 +50,17 @@ def test_relu_forward(student, grade, rng):
     grade.layer_forward(student.layer("layers.py", "ReLU"), rng.standard_normal((4, 3)) + 0.1, RefReLU(), points=2)
 '''
 
-SLOW_CONSTRUCTOR = '''
-import time
-
-import numpy as np
-
-
-class ReLU:
-    def __init__(self):
-        time.sleep(1.5)  # within the test's 4 s, over --timeout 1
-        self.params, self.grads = {}, {}
-
-    def forward(self, X, training=False):
-        self.mask = X > 0
-        return np.where(self.mask, X, 0.0)
-
-    def backward(self, dY):
-        return dY * self.mask
-'''
+ROOT = Path(__file__).resolve().parents[1]
+# the example's solution whose ReLU constructor sleeps 1.5 s: within the test's 4 s, over --timeout 1
+SLOW_CONSTRUCTOR = "import time\n" + (ROOT / "assignments/linear_relu_ce/solution/layers.py").read_text().replace(
+    "    def __init__(self):\n        self.params, self.grads = {}, {}",
+    "    def __init__(self):\n        time.sleep(1.5)\n        self.params, self.grads = {}, {}", 1)
 
 
 def test_a_call_within_the_test_s_marker_is_graded_when_the_option_is_lower(tmp_path):
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "test_relu.py").write_text(TESTS)
+    assert "time.sleep(1.5)" in SLOW_CONSTRUCTOR
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / "layers.py").write_text(SLOW_CONSTRUCTOR)
     r = grade_submission(tmp_path / "sub", tmp_path / "tests", tmp_path / "out", timeout=1.0,
