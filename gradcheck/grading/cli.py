@@ -88,9 +88,10 @@ def add_grade_parser(sub: argparse._SubParsersAction, epilog: str = "") -> argpa
         help="seed of the hidden tests, an integer >= 0 (default: one submission 0; a batch "
              "reuses the seed in DIR/grading.json or draws and records a new one)")
     arg("--timeout", type=float, default=3.0, metavar="SECONDS",
-        help="limit of each call into the student's code (importing it too), in wall clock; a call the "
-             "machine's other load kept off the CPU gets the CPU time it did not have, up to 10 x the limit, so "
-             "load does not decide a grade; also caps tests' own timeout markers (default 3)")
+        help="limit of each call into the student's code (importing it too), in wall clock, in the tests "
+             "without their own timeout(seconds) marker (a marker is its test's limit); a call the machine's other "
+             "load kept off the CPU gets the CPU time it did not have, up to 10 x the limit, so load does not "
+             "decide a grade (default 3)")
     arg("--submission-timeout", type=float, default=300.0, metavar="SECONDS",
         help="wall-clock limit of grading one submission (default 300)")
     arg("--memory-mb", type=int, default=1024, metavar="MIB",

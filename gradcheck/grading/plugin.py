@@ -15,7 +15,7 @@ An assignment's grading tests are ordinary pytest tests::
 
 Markers: ``points(n)`` (default 1); ``visibility(v)`` (Gradescope's: ``visible``, the default,
 ``hidden``, ``after_due_date``, ``after_published``); ``timeout(seconds)``, the wall-clock limit of
-each call into the student's code (``--grading-timeout`` is the default and the cap);
+each call into the student's code in that test (``--grading-timeout`` is that of a test without one);
 ``forbid_imports(*modules)``, checked with :mod:`ast` before the test (the sandbox refuses them at
 run time too): no credit, a clear message; ``gradcheck_no_forward_in_backward``, a staff policy: a
 ``backward`` that calls its own ``forward`` fails (counted in the sandbox); ``(False)`` on one test switches a
@@ -133,8 +133,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     g.addoption("--grading-seed", metavar="N", type=int, default=0,
                 help="seed of the rng fixture and of hidden property tests (recorded in the results)")
     g.addoption("--grading-timeout", metavar="SECONDS", type=float, default=3.0,
-                help="wall-clock limit of each call into the student's code (default and cap of "
-                     "timeout(seconds))")
+                help="wall-clock limit of each call into the student's code in a test without a "
+                     "timeout(seconds) marker")
     g.addoption("--grading-submission-timeout", metavar="SECONDS", type=float, default=None,
                 help="the runner's limit of the whole grading (gradcheck grade --submission-timeout): the bug "
                      "diagnoses' seconds are the grader's, added to it up to that much (DiagnosisClock)")
@@ -181,6 +181,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         p = item.get_closest_marker("points")
         if p is not None and (not p.args or not isinstance(p.args[0], (int, float)) or p.args[0] < 0):
             raise pytest.UsageError(f"{item.nodeid}: points(n) needs a number >= 0; got {p.args}.")
+        _marker_timeout(item)
         for fm in item.iter_markers("forbid_imports"):
             config.stash[_PARTIAL]["blocked"].update(fm.args)
         if _may_grade(item) and (why := _points_contradiction(item)):
@@ -631,15 +632,34 @@ def _gradcheck_sandboxes(pytestconfig: pytest.Config, submission_dir: Path):
     holder.close()
 
 
+def _marker_timeout(item: pytest.Item) -> float | None:
+    """The seconds of ``item``'s ``timeout(seconds)`` marker, None without one: the limit of each call into the
+    student's code in that test, whatever ``--grading-timeout`` (``gradcheck grade --timeout``, the limit of a test
+    without a marker) says. Until session 45 the option capped the marker, so a test's ``timeout(5)`` graded at the
+    default 3 s unless the staff also passed ``--timeout 5`` (staff45 F1).
+
+    Raises
+    ------
+    pytest.UsageError
+        The marker's value is not a finite number of seconds > 0 (the test's mistake, refused at collection).
+    """
+    m = item.get_closest_marker("timeout")
+    if m is None or not m.args:
+        return None
+    v = m.args[0]
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < math.inf:
+        raise pytest.UsageError(f"{item.nodeid}: timeout(seconds) needs a number of seconds > 0; got {m.args}.")
+    return float(v)
+
+
 class Student:
     """Loads the submission's classes for one test (the ``student`` fixture), with the test's
-    timeout (its marker, capped by ``--grading-timeout``) and its ``forbid_imports`` guard."""
+    timeout (its marker, else ``--grading-timeout``) and its ``forbid_imports`` guard."""
 
     def __init__(self, holder: _SandboxHolder, item: pytest.Item):
         self._holder, self._item, self._checked = holder, item, set()
-        m = item.get_closest_marker("timeout")
-        cap = float(item.config.getoption("--grading-timeout"))
-        self.timeout = min(float(m.args[0]), cap) if m is not None and m.args else cap
+        own = _marker_timeout(item)  # the test's limit; --grading-timeout is that of a test without one (staff45 F1)
+        self.timeout = own if own is not None else float(item.config.getoption("--grading-timeout"))
 
     def _guard(self, file: str) -> None:
         """The ``forbid_imports`` guard, once per loaded file, over the files importing it may run
