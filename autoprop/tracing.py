@@ -250,6 +250,10 @@ _PYTHON_VALUES = frozenset(("tolist", "item", "tobytes"))
 _METADATA_FUNCTIONS = frozenset(getattr(np, n) for n in ("ndim", "shape", "size", "result_type", "can_cast",
                                                          "may_share_memory", "shares_memory", "iscomplexobj",
                                                          "isrealobj", "broadcast_shapes") if hasattr(np, n))
+#: of those, the ones the user's code calls freely too: ``np.shape(y)``, ``np.ndim(y)``, ``np.size(y)`` read the
+#: signature's metadata as ``y.shape`` does (verify44a L1); ``np.shares_memory`` & co. read addresses (refused)
+_USER_METADATA = frozenset(getattr(np, n) for n in ("ndim", "shape", "size", "result_type", "can_cast", "iscomplexobj",
+                                                    "isrealobj") if hasattr(np, n))
 #: its methods and attributes that make an array: the user's code gets another guarded array (its values as
 #: unreadable; an operation given it refuses it, naming the argument, as it is not the argument itself)
 _DERIVED = frozenset(("reshape", "ravel", "flatten", "copy", "astype", "transpose", "swapaxes", "squeeze", "view",
@@ -397,7 +401,8 @@ class _TracedInts(np.lib.mixins.NDArrayOperatorsMixin):
     def __array_function__(self, func, types, args, kwargs):
         if _has_tensor(args) or _has_tensor(kwargs.values()):
             return NotImplemented
-        self._guard(f"np.{func.__name__}", python=func not in _METADATA_FUNCTIONS)
+        if func not in _USER_METADATA:
+            self._guard(f"np.{func.__name__}", python=func not in _METADATA_FUNCTIONS)
         return self._made(func(*_plain_arg(args), **{k: _plain_arg(v) for k, v in kwargs.items()}),
                           f"np.{func.__name__}")
 
@@ -437,6 +442,7 @@ del _name, _convert, _what
 
 # a primitive's forward gets the plain array (core's conversion table; core knows nothing of this)
 _tape._PLAIN[_TracedInts] = lambda a: a._ap_array
+_tape.INDEX_ARGUMENTS.add(_TracedInts)  # (take, take_along_axis, tensor_scatter_nd_*: the index as itself)
 
 #: numpy's constructors that copy or view an array as a plain ndarray in C, past ``__array_function__``: an
 #: integer argument given to one of them would leave its guard (verify42b F18: ``np.asarray(y)`` then a loop
@@ -652,9 +658,9 @@ class _Trace:
         if made is None or made[0] is not a:
             return
         _, arg, how, by = made
-        mask = (f"As a mask, select with it inside the function (anp.where({arg}, z, 0) or z * {arg}: each replay "
-                f"reads it; anp.sum(z, where={arg}) is anp.sum(anp.where({arg}, z, 0))); as data, " if a.dtype == bool
-                else "Where it is data, ")
+        mask = (f"As a mask, pass a boolean array as the argument (where={arg} reads a boolean argument at each replay) "
+                f"or select with it inside the function (anp.where({arg}, z, 0) or z * {arg}: each replay reads it); as "
+                "data, " if a.dtype == bool else "Where it is data, ")
         advice = (f"{mask}convert `{arg}` outside the function and pass the result as the argument "
                   f"({arg}.astype(np.float64) before the call: a float array argument is traced as a Tensor, read anew "
                   f"at each replay); as indices, give `{arg}` only to what reads it at each replay (t[{arg}], "
