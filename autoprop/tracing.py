@@ -209,6 +209,13 @@ def _has_tensor(args):
     return False
 
 
+def _has_array(values):
+    """True when ``values`` holds an array, a Tensor or something else not a number, None, a string or a dtype (a
+    ``*_like`` call's other arguments: its result then depends on more than the shape)."""
+    return any(not (v is None or isinstance(v, (int, float, complex, np.generic, str, np.dtype, type))
+                    or _python_scalars(v)) for v in values)
+
+
 def _python_number(out):
     """True for a numpy scalar or a Python number, or a tuple holding one (``np.divmod``'s): a value out of an
     integer argument that no trace records."""
@@ -254,6 +261,9 @@ _METADATA_FUNCTIONS = frozenset(getattr(np, n) for n in ("ndim", "shape", "size"
 #: signature's metadata as ``y.shape`` does (verify44a L1); ``np.shares_memory`` & co. read addresses (refused)
 _USER_METADATA = frozenset(getattr(np, n) for n in ("ndim", "shape", "size", "result_type", "can_cast", "iscomplexobj",
                                                     "isrealobj") if hasattr(np, n))
+#: numpy's functions whose result is made from the shape and dtype only (and a number: full_like's fill value): a
+#: constant of the trace, :func:`autoprop.core.observe.static` (``anp.zeros_like(y)``: fn45)
+_LIKE = frozenset((np.zeros_like, np.ones_like, np.full_like))
 #: its methods and attributes that make an array: the user's code gets another guarded array (its values as
 #: unreadable; an operation given it refuses it, naming the argument, as it is not the argument itself)
 _DERIVED = frozenset(("reshape", "ravel", "flatten", "copy", "astype", "transpose", "swapaxes", "squeeze", "view",
@@ -401,6 +411,8 @@ class _TracedInts(np.lib.mixins.NDArrayOperatorsMixin):
     def __array_function__(self, func, types, args, kwargs):
         if _has_tensor(args) or _has_tensor(kwargs.values()):
             return NotImplemented
+        if func in _LIKE and not _has_array(args[1:]) and not _has_array(kwargs.values()):
+            return _observe.static(func(*_plain_arg(args), **kwargs))
         if func not in _USER_METADATA:
             self._guard(f"np.{func.__name__}", python=func not in _METADATA_FUNCTIONS)
         return self._made(func(*_plain_arg(args), **{k: _plain_arg(v) for k, v in kwargs.items()}),
@@ -527,6 +539,7 @@ class _Trace:
         self.layout = ()  # (layer, layout function, comparison, layout when traced): their lists and dicts of layers
         self.guards = []  # (list, a copy of its items when traced): tape.guard_traced's options (np.pad's pad_width)
         self.derived = {}  # id(array) -> (array, argument, how, by): autoprop's plain arrays from an integer argument
+        self.int_origin = {}  # Tensor._key -> the integer argument's name: results of recorded ops on one (messages)
 
     @property
     def active(self):
@@ -598,7 +611,18 @@ class _Trace:
     def convert(self, t, what):
         if not self.active:
             return
-        if t._key in self.slot or isinstance(t, Variable) or t._key >= self.start:
+        if (t._key in self.slot or isinstance(t, Variable) or t._key >= self.start) and not (
+                t._key not in self.slot and _observe.is_static(t._value)):  # (a constant from shapes: a constant)
+            self.derived_refusal(t._value, what, "a tensor")  # (ap.convert_to_tensor(y): names y)
+            arg = self.int_origin.get(t._key)
+            if arg is not None:  # (anp.abs(y), a recorded op of an integer argument, then anp.sum of it: verify44a L5)
+                raise TraceError(
+                    f"autoprop.function: {what} of a traced tensor computed from the integer or boolean array argument "
+                    f"`{arg}` at {_user_line()}: the trace records autoprop's operations on `{arg}`, but this one "
+                    "gives a plain value (no float Tensor among its inputs), which would be the first call's at every "
+                    f"replay. Pass `{arg}` as a float array ({arg}.astype(np.float64) before the call: a float "
+                    "argument is traced as a Tensor and every operation on it is recorded), or compute this outside "
+                    "the function and pass the result in as an argument.")
             raise TraceError(
                 f"autoprop.function: {what} of a traced tensor at {_user_line()}. While a function is "
                 "traced a tensor stands for the value of every later call, so it cannot become a Python "
@@ -617,8 +641,8 @@ class _Trace:
             s = self.slot.get(a._key)
             if s is not None:
                 return ("s", s)
-            if a._key < self.start:  # a Tensor captured from outside: immutable, held by reference
-                return ("c", v)
+            if a._key < self.start or _observe.is_static(a._value):  # a Tensor captured from outside: immutable,
+                return ("c", v)  # held by reference; or of autoprop's constant from shapes (anp.zeros_like(y))
             self.derived_refusal(a._value, where, "a tensor")  # (anp.dot(t, y): y's values as a constant Tensor)
             raise TraceError(
                 f"autoprop.function: {where} gets a tensor made inside the function from a value that is "
@@ -703,11 +727,16 @@ class _Trace:
                 vfill.append((i, sp[1], sp[2]))
             else:
                 template.append(sp[1])
+        inputs = (*args, *(e for v in kwargs.values() for e in (v if type(v) is tuple else (v,))))  # (getitem's key)
+        origin = next((a._ap_name if isinstance(a, _TracedInts) else self.int_origin[a._key] for a in inputs
+                       if isinstance(a, _TracedInts) or isinstance(a, Tensor) and a._key in self.int_origin), None)
         outslots = []
         for o in outs:
             s = self.new_slot()
             self.slot[o._key] = s
             outslots.append(s)
+            if origin is not None:
+                self.int_origin[o._key] = origin
         # the VJPs' kwargs: with "saved" when the forward returns a WithSaved, which may depend on
         # the values (lstm_gates_at), so every replay writes them into this slot
         kws = self.new_slot()

@@ -13,6 +13,7 @@ import autoprop as ap
 import autoprop.numpy as anp
 
 X = np.sin(np.arange(20.0)).reshape(5, 4) + 1.5
+RANGE = ap.constant(np.arange(4))
 
 
 def _scatter_rows(n, idx):
@@ -73,3 +74,43 @@ def test_numpy_metadata_functions_of_an_int_argument(meta):
     for y in (np.array([1, 2]), np.array([0, 0]), np.array([[3, 1, 2]])):  # (the last: another signature)
         np.testing.assert_allclose(traced(X, y).numpy(), X.sum() * np.sum(meta(y)), rtol=1e-12)
     assert traced.trace_count == 2
+
+
+def test_numpy_function_of_an_int_argument_runs_at_each_call():
+    """``ap.numpy_function(f, [y])`` runs ``f`` again at each replay, once per call, as TensorFlow runs a
+    numpy_function at each call of a tf.function (it was refused: "a tensor made inside the function from a value that
+    is not traced", not naming ``y``)."""
+    calls = []
+
+    def counts(y, x):
+        calls.append(1)
+        return np.bincount(y, minlength=4) * x.sum()
+
+    traced = ap.function(lambda x, y: anp.sum(x) * ap.numpy_function(counts, [y, x], np.float64))
+    for y in (np.array([0, 3, 3]), np.array([1, 1, 2]), np.array([2, 0, 0])):
+        got = traced(X[0], y).numpy()
+        np.testing.assert_allclose(got, X[0].sum() * np.bincount(y, minlength=4) * X[0].sum(), rtol=1e-12)
+    assert len(calls) == 3 and traced.trace_count == 1
+
+
+def test_shape_only_constants_of_an_int_argument_replay():
+    """``anp.ones_like(y)``, ``np.full_like(y, 3)``: made from the shape and dtype only, constants of the trace (they were
+    refused as "autoprop's run reads the values ... Pass them as Python ints")."""
+    traced = ap.function(lambda t, y: t * anp.ones_like(y) + np.full_like(y, 3))
+    for y in (np.array([1, 2, 3, 4]), np.array([0, 0, 7, 1])):
+        np.testing.assert_array_equal(traced(X, y).numpy(), X + 3.0)
+    assert traced.trace_count == 1
+
+
+@pytest.mark.parametrize("body", [
+    lambda t, y: anp.sum(t) * anp.sum(ap.convert_to_tensor(y)),
+    lambda t, y: anp.sum(t) * anp.sum(anp.abs(y)),
+    lambda t, y: anp.sum(t) * anp.sum(RANGE[y]),
+], ids=["convert_to_tensor", "anp.abs", "sum of a recorded int tensor"])
+def test_plain_value_of_an_int_argument_names_it(body):
+    """verify44a L5: "np.sum (a plain value computed from the tensor's values) of a traced tensor", naming nothing."""
+    with pytest.raises(ap.TraceError) as info:
+        ap.function(body)(X, np.array([0, 1, 2, 3]))
+    msg = str(info.value)
+    assert "argument `y`" in msg and "y.astype(np.float64) before the call" in msg
+    assert "test_autoprop_function_int_index_s45.py" in msg
