@@ -283,7 +283,16 @@ class _TracedInts(np.lib.mixins.NDArrayOperatorsMixin):
     Python only through this class's own methods, which refuse the user's code. ``np.ndarray.tolist(y)``,
     ``memoryview(y)``, ``bytes(y)``, ``struct.unpack``, ``ctypes``' ``from_buffer``, ``np.ndarray(buffer=y)``,
     ``np.nditer(y)`` raise TypeError (fn44: they read an ndarray subclass's memory past every Python hook, and
-    the replay kept the first call's values). ``isinstance(y, np.ndarray)`` is True (``__class__``)."""
+    the replay kept the first call's values). ``isinstance(y, np.ndarray)`` is True (``__class__``).
+
+    Read at each replay, as ``W[y]`` (fn45): the index of ``anp.take(x, y, axis=1)`` (any mode),
+    ``anp.take_along_axis(x, idx, axis=1)``, ``ap.tensor_scatter_nd_add/update(x, idx, u)`` (``tape.INDEX_ARGUMENTS``:
+    the composite gives the guard itself to the primitive); a boolean mask as ``where=m`` of ``anp.sum``, ``mean``,
+    ``prod``, ``max``, ``min`` (a mean's count recorded too); the inputs of ``ap.numpy_function(f, [y])``, whose ``f``
+    runs again at each call (one output). Metadata, part of the signature: ``y.shape``, ``np.shape(y)``,
+    ``np.ndim(y)``, ``np.size(y)``; ``np.zeros_like(y)``, ``ones_like``, ``full_like`` are constants of the trace.
+    Still refused: ``np.eye(C)[y]`` (numpy's C indexing meets the guard first: make ``I = autoprop.constant(np.eye(C))``
+    outside, then ``I[y]``), ``y[:, None]`` and numpy's other functions of it in the function's own code."""
 
     __slots__ = ("_ap_array", "_ap_trace", "_ap_name", "__weakref__")
     __hash__ = None
@@ -1496,7 +1505,7 @@ def function(fn=None):
     ``np.ndarray.sum(y)``, ``memoryview(y)`` raise numpy's bare TypeError); a list of ints (``W[idx]``): by value.
     autoprop's own Python reading them outside an operation (``anp.reshape(x, y)``, ``anp.var(x, ddof=k)``) is refused
     too: pass Python ints; so is one given as data with no float Tensor (``anp.sum(m)``: numpy's own function,
-    unrecorded): pass a float array. Not refused (the first call's values replayed): ``gc.get_referents(y)``.
+    unrecorded): pass a float array (``anp.take`` & co. read it at each replay: ``_TracedInts``); not refused: ``gc.get_referents(y)``.
 
     Variables are read by reference at each replay (an ``assign`` between calls is seen); a layer attribute, a
     Variable's ``trainable``, a list of layers or a global or closure name of the function's own code
