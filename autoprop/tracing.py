@@ -244,6 +244,65 @@ def _read_at_replay(v):
     return isinstance(v, Tensor) or isinstance(v, np.ndarray) and not _observe.is_static(v)
 
 
+def _call_leaves(x, trace, leaves, depth=0):
+    """True when ``x`` (an argument of the user's numpy call on an integer argument) is a constant of the trace's code
+    (a number, None, ``...``, a string, a dtype, a slice of ints, a tuple of them) or a guarded argument of ``trace``
+    (appended to ``leaves``); False for anything else (a list, an array, a Tensor: refused as before)."""
+    if isinstance(x, _TracedInts):
+        leaves.append(x)
+        return x._ap_trace is trace
+    if type(x) is tuple and depth < 8:
+        return all(_call_leaves(e, trace, leaves, depth + 1) for e in x)
+    if type(x) is slice:
+        return all(b is None or type(b) is int for b in (x.start, x.stop, x.step))
+    return (x is None or x is Ellipsis or type(x) in (int, float, bool, complex, str) or isinstance(x, np.dtype)
+            or isinstance(x, type) and issubclass(x, (np.generic, int, float, bool, complex)))
+
+
+def _put_leaves(x, values):
+    """``x`` with each guarded argument replaced by the next of ``values`` (plain arrays), in :func:`_call_leaves`'
+    order."""
+    if isinstance(x, _TracedInts):
+        return _plain_arg(next(values))
+    if type(x) is tuple:
+        return tuple(_put_leaves(e, values) for e in x)
+    return x
+
+
+def _deferred(guard, what, fn, args, kwargs):
+    """The user's ``fn(*args, **kwargs)`` (an index, a method such as ``.reshape(-1, 1)`` or ``.astype(float)``, a
+    ufunc with numbers, ``y == c``) on integer or boolean arguments and constants: another guarded array, whose values
+    a ``produce`` step of the trace computes again at each replay by the same call on that call's values (fn45:
+    ``anp.take_along_axis(z, y[:, None], axis=1)``); the replay refuses a result of another shape or dtype than the
+    traced one (a shape set by the values). None when the call takes anything else or gives no array (a number)."""
+    trace, leaves = guard._ap_trace, []
+    if not guard._watched() or not (_call_leaves(args, trace, leaves) and _call_leaves(tuple(kwargs.values()), trace, leaves)):
+        return None
+
+    def call(values):
+        it = iter(values)
+        return fn(*_put_leaves(args, it), **dict(zip(kwargs, _put_leaves(tuple(kwargs.values()), it))))
+    out = call(leaves)
+    if type(out) is not np.ndarray or out.dtype.kind not in "biufc":
+        return None
+    shape, dtype, line = out.shape, out.dtype, _user_line()
+
+    def make(*values):
+        r = call(values)
+        if type(r) is not np.ndarray or r.shape != shape or r.dtype != dtype:
+            raise TraceError(
+                f"autoprop.function: {what} on the integer or boolean array argument `{guard._ap_name}` gives "
+                f"{getattr(r, 'dtype', type(r).__name__)} of shape {getattr(r, 'shape', '()')} at this call, where "
+                f"the traced call's was {dtype} of shape {shape} (at {line}): its shape depends on the values. "
+                "Compute it outside the function and pass it in as an argument.")
+        return r
+    result = trace.produce(make, leaves)
+    slot = trace.produced.pop(id(result))[0]
+    derived = _TracedInts(result, trace, guard._ap_name)
+    trace.produced[id(derived)] = (slot, derived)
+    return derived
+
+
 class _IntsArray(np.ndarray):
     """What ``isinstance`` sees of a :class:`_TracedInts` (its ``__class__``): an ndarray, for autoprop's own
     checks (the losses', the trace's :meth:`_Trace.spec`). Never made: numpy's C code sees the real type."""
@@ -291,8 +350,12 @@ class _TracedInts(np.lib.mixins.NDArrayOperatorsMixin):
     ``prod``, ``max``, ``min`` (a mean's count recorded too); the inputs of ``ap.numpy_function(f, [y])``, whose ``f``
     runs again at each call (one output). Metadata, part of the signature: ``y.shape``, ``np.shape(y)``,
     ``np.ndim(y)``, ``np.size(y)``; ``np.zeros_like(y)``, ``ones_like``, ``full_like`` are constants of the trace.
-    Still refused: ``np.eye(C)[y]`` (numpy's C indexing meets the guard first: make ``I = autoprop.constant(np.eye(C))``
-    outside, then ``I[y]``), ``y[:, None]`` and numpy's other functions of it in the function's own code."""
+    The user's own ``y[:, None]``, ``y.reshape(-1, 1)``, ``y.astype(np.float64)``, ``y - 1``, ``y == c``, ``~m`` (an
+    index, a method of :data:`_DERIVED` or a ufunc, with numbers, slices and other such arguments): another guard,
+    computed again at each replay by the same call (:func:`_deferred`; a replay whose result has another shape, as
+    ``y[m]`` for another count of ``m``, raises). Still refused: numpy's functions of it (``np.expand_dims(y, 1)``),
+    a Python number from it, and ``np.eye(C)[y]`` (numpy's C indexing meets the guard first: make
+    ``I = autoprop.constant(np.eye(C))`` outside, then ``I[y]``)."""
 
     __slots__ = ("_ap_array", "_ap_trace", "_ap_name", "__weakref__")
     __hash__ = None
@@ -389,13 +452,16 @@ class _TracedInts(np.lib.mixins.NDArrayOperatorsMixin):
         if name not in _DERIVED:
             self._guard(f".{name}" + ("()" if callable(value) else ""))
         if not callable(value):
-            return self._derived(value, f".{name}")
+            out = _deferred(self, f".{name}", getattr, (self, name), {})
+            return out if out is not None else self._derived(value, f".{name}")
 
         def derived(*args, **kwargs):
             if name == "view" and any(isinstance(a, type) and issubclass(a, np.ndarray)
                                       for a in (*args, kwargs.get("type"))):
                 self._guard(".view() as another array type")
-            return self._derived(value(*_plain_arg(args), **kwargs), f".{name}()")
+            out = _deferred(self, f".{name}()", lambda a, *rest, **kw: getattr(a, name)(*rest, **kw), (self, *args),
+                            kwargs)
+            return out if out is not None else self._derived(value(*_plain_arg(args), **kwargs), f".{name}()")
         return derived
 
     def __array__(self, dtype=None, copy=None):
@@ -412,6 +478,10 @@ class _TracedInts(np.lib.mixins.NDArrayOperatorsMixin):
         if _has_tensor(inputs):
             return NotImplemented  # (the Tensor's own dispatch records the operation)
         what = f"np.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
+        if method == "__call__" and "out" not in kwargs and self._watched() and _from_user():
+            out = _deferred(self, what, ufunc, inputs, kwargs)
+            if out is not None:
+                return out
         self._guard(what)
         if "out" in kwargs:
             kwargs["out"] = _plain_arg(kwargs["out"])
@@ -428,6 +498,10 @@ class _TracedInts(np.lib.mixins.NDArrayOperatorsMixin):
                           f"np.{func.__name__}")
 
     def __getitem__(self, key):
+        if self._watched() and _from_user():
+            out = _deferred(self, "indexing", operator.getitem, (self, key), {})
+            if out is not None:
+                return out
         self._guard("indexing")
         return self._made(self._value_read(self._ap_array[_plain_arg(key)], "indexing"), "indexing")
 

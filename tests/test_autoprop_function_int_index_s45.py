@@ -50,10 +50,8 @@ CASES = {  # name: (autoprop loss, autograd loss on the same values, three index
 }
 
 
-@pytest.mark.parametrize("name", CASES)
-def test_index_or_mask_argument_replays_each_call(name):
-    f, ref, indices = CASES[name]
-
+def _replays_as_numpy_and_autograd(f, ref, indices):
+    """The traced step (loss f(x, y) and its gradient in x) on each index value: numpy's loss, autograd's gradient."""
     def step(x, y):
         with ap.GradientTape() as tape:
             tape.watch(x)
@@ -66,6 +64,11 @@ def test_index_or_mask_argument_replays_each_call(name):
         np.testing.assert_allclose(loss.numpy(), ref(X, y), rtol=1e-12)
         np.testing.assert_allclose(dx.numpy(), autograd.grad(ref)(X, y), rtol=1e-12, atol=1e-15)
     assert traced.trace_count == 1  # (replayed, not traced again)
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_index_or_mask_argument_replays_each_call(name):
+    _replays_as_numpy_and_autograd(*CASES[name])
 
 
 @pytest.mark.parametrize("meta", [np.shape, np.ndim, np.size])
@@ -114,3 +117,35 @@ def test_plain_value_of_an_int_argument_names_it(body):
     msg = str(info.value)
     assert "argument `y`" in msg and "y.astype(np.float64) before the call" in msg
     assert "test_autoprop_function_int_index_s45.py" in msg
+
+
+LABELS = [np.array([0, 3, 1, 1, 2]), np.array([3, 3, 3, 0, 0]), np.array([2, 0, 1, 3, 2])]
+DERIVED = {  # the function's own numpy on the argument, computed again at each replay: (autoprop, autograd)
+    "take_along_axis y[:, None]": (lambda t, y: -anp.mean(anp.take_along_axis(t, y[:, None], axis=1)),
+                                   lambda a, y: -agnp.mean(a[np.arange(5), y])),
+    "y.reshape(-1, 1) == 2 mask": (lambda t, y: anp.sum(anp.where(y.reshape(-1, 1) == 2, t, 0.0) ** 2),
+                                   lambda a, y: agnp.sum(agnp.where(y.reshape(-1, 1) == 2, a, 0.0) ** 2)),
+    "t * y.astype(float)[:, None]": (lambda t, y: anp.sum(t * y.astype(np.float64)[:, None] ** 2),
+                                     lambda a, y: agnp.sum(a * y.astype(np.float64)[:, None] ** 2)),
+    "t[:, y - 1]": (lambda t, y: anp.sum(t[:, y - 1] ** 3), lambda a, y: agnp.sum(a[:, y - 1] ** 3)),
+}
+
+
+@pytest.mark.parametrize("name", DERIVED)
+def test_numpy_of_an_int_argument_in_the_function_replays_each_call(name):
+    """``y[:, None]``, ``y.reshape(-1, 1) == 2``, ``y.astype(float)``, ``y - 1`` in the function's own code: a value
+    the trace computes again at each replay from that call's labels (they were refused: "indexing on the integer
+    argument", "np.equal on ...")."""
+    _replays_as_numpy_and_autograd(*DERIVED[name], LABELS)
+
+
+def test_numpy_of_an_int_argument_whose_shape_follows_the_values_is_refused_at_the_replay():
+    """``y[m]`` with a mask argument: the shape is the mask's count; a replay whose count differs raises, naming it."""
+    traced = ap.function(lambda t, y, m: anp.sum(t[y[m]] ** 2))
+    y = np.array([0, 1, 2, 3, 4])
+    m1, m2 = np.array([1, 0, 1, 0, 0], bool), np.array([0, 1, 0, 1, 0], bool)
+    for m in (m1, m2):  # (the same count: each call's rows)
+        np.testing.assert_allclose(traced(X, y, m).numpy(), np.sum(X[y[m]] ** 2), rtol=1e-12)
+    with pytest.raises(ap.TraceError, match=r"indexing on the integer or boolean array argument `y` gives int64 of "
+                                            r"shape \(3,\) at this call, where the traced call's was int64 of shape"):
+        traced(X, y, np.array([1, 1, 1, 0, 0], bool))
