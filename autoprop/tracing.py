@@ -209,6 +209,13 @@ def _has_tensor(args):
     return False
 
 
+def _has_array(values):
+    """True when ``values`` holds an array, a Tensor or something else not a number, None, a string or a dtype (a
+    ``*_like`` call's other arguments: its result then depends on more than the shape)."""
+    return any(not (v is None or isinstance(v, (int, float, complex, np.generic, str, np.dtype, type))
+                    or _python_scalars(v)) for v in values)
+
+
 def _python_number(out):
     """True for a numpy scalar or a Python number, or a tuple holding one (``np.divmod``'s): a value out of an
     integer argument that no trace records."""
@@ -237,6 +244,65 @@ def _read_at_replay(v):
     return isinstance(v, Tensor) or isinstance(v, np.ndarray) and not _observe.is_static(v)
 
 
+def _call_leaves(x, trace, leaves, depth=0):
+    """True when ``x`` (an argument of the user's numpy call on an integer argument) is a constant of the trace's code
+    (a number, None, ``...``, a string, a dtype, a slice of ints, a tuple of them) or a guarded argument of ``trace``
+    (appended to ``leaves``); False for anything else (a list, an array, a Tensor: refused as before)."""
+    if isinstance(x, _TracedInts):
+        leaves.append(x)
+        return x._ap_trace is trace
+    if type(x) is tuple and depth < 8:
+        return all(_call_leaves(e, trace, leaves, depth + 1) for e in x)
+    if type(x) is slice:
+        return all(b is None or type(b) is int for b in (x.start, x.stop, x.step))
+    return (x is None or x is Ellipsis or type(x) in (int, float, bool, complex, str) or isinstance(x, np.dtype)
+            or isinstance(x, type) and issubclass(x, (np.generic, int, float, bool, complex)))
+
+
+def _put_leaves(x, values):
+    """``x`` with each guarded argument replaced by the next of ``values`` (plain arrays), in :func:`_call_leaves`'
+    order."""
+    if isinstance(x, _TracedInts):
+        return _plain_arg(next(values))
+    if type(x) is tuple:
+        return tuple(_put_leaves(e, values) for e in x)
+    return x
+
+
+def _deferred(guard, what, fn, args, kwargs):
+    """The user's ``fn(*args, **kwargs)`` (an index, a method such as ``.reshape(-1, 1)`` or ``.astype(float)``, a
+    ufunc with numbers, ``y == c``) on integer or boolean arguments and constants: another guarded array, whose values
+    a ``produce`` step of the trace computes again at each replay by the same call on that call's values (fn45:
+    ``anp.take_along_axis(z, y[:, None], axis=1)``); the replay refuses a result of another shape or dtype than the
+    traced one (a shape set by the values). None when the call takes anything else or gives no array (a number)."""
+    trace, leaves = guard._ap_trace, []
+    if not guard._watched() or not (_call_leaves(args, trace, leaves) and _call_leaves(tuple(kwargs.values()), trace, leaves)):
+        return None
+
+    def call(values):
+        it = iter(values)
+        return fn(*_put_leaves(args, it), **dict(zip(kwargs, _put_leaves(tuple(kwargs.values()), it))))
+    out = call(leaves)
+    if type(out) is not np.ndarray or out.dtype.kind not in "biufc":
+        return None
+    shape, dtype, line = out.shape, out.dtype, _user_line()
+
+    def make(*values):
+        r = call(values)
+        if type(r) is not np.ndarray or r.shape != shape or r.dtype != dtype:
+            raise TraceError(
+                f"autoprop.function: {what} on the integer or boolean array argument `{guard._ap_name}` gives "
+                f"{getattr(r, 'dtype', type(r).__name__)} of shape {getattr(r, 'shape', '()')} at this call, where "
+                f"the traced call's was {dtype} of shape {shape} (at {line}): its shape depends on the values. "
+                "Compute it outside the function and pass it in as an argument.")
+        return r
+    result = trace.produce(make, leaves)
+    slot = trace.produced.pop(id(result))[0]
+    derived = _TracedInts(result, trace, guard._ap_name)
+    trace.produced[id(derived)] = (slot, derived)
+    return derived
+
+
 class _IntsArray(np.ndarray):
     """What ``isinstance`` sees of a :class:`_TracedInts` (its ``__class__``): an ndarray, for autoprop's own
     checks (the losses', the trace's :meth:`_Trace.spec`). Never made: numpy's C code sees the real type."""
@@ -250,6 +316,13 @@ _PYTHON_VALUES = frozenset(("tolist", "item", "tobytes"))
 _METADATA_FUNCTIONS = frozenset(getattr(np, n) for n in ("ndim", "shape", "size", "result_type", "can_cast",
                                                          "may_share_memory", "shares_memory", "iscomplexobj",
                                                          "isrealobj", "broadcast_shapes") if hasattr(np, n))
+#: of those, the ones the user's code calls freely too: ``np.shape(y)``, ``np.ndim(y)``, ``np.size(y)`` read the
+#: signature's metadata as ``y.shape`` does (verify44a L1); ``np.shares_memory`` & co. read addresses (refused)
+_USER_METADATA = frozenset(getattr(np, n) for n in ("ndim", "shape", "size", "result_type", "can_cast", "iscomplexobj",
+                                                    "isrealobj") if hasattr(np, n))
+#: numpy's functions whose result is made from the shape and dtype only (and a number: full_like's fill value): a
+#: constant of the trace, :func:`autoprop.core.observe.static` (``anp.zeros_like(y)``: fn45)
+_LIKE = frozenset((np.zeros_like, np.ones_like, np.full_like))
 #: its methods and attributes that make an array: the user's code gets another guarded array (its values as
 #: unreadable; an operation given it refuses it, naming the argument, as it is not the argument itself)
 _DERIVED = frozenset(("reshape", "ravel", "flatten", "copy", "astype", "transpose", "swapaxes", "squeeze", "view",
@@ -269,7 +342,20 @@ class _TracedInts(np.lib.mixins.NDArrayOperatorsMixin):
     Python only through this class's own methods, which refuse the user's code. ``np.ndarray.tolist(y)``,
     ``memoryview(y)``, ``bytes(y)``, ``struct.unpack``, ``ctypes``' ``from_buffer``, ``np.ndarray(buffer=y)``,
     ``np.nditer(y)`` raise TypeError (fn44: they read an ndarray subclass's memory past every Python hook, and
-    the replay kept the first call's values). ``isinstance(y, np.ndarray)`` is True (``__class__``)."""
+    the replay kept the first call's values). ``isinstance(y, np.ndarray)`` is True (``__class__``).
+
+    Read at each replay, as ``W[y]`` (fn45): the index of ``anp.take(x, y, axis=1)`` (any mode),
+    ``anp.take_along_axis(x, idx, axis=1)``, ``ap.tensor_scatter_nd_add/update(x, idx, u)`` (``tape.INDEX_ARGUMENTS``:
+    the composite gives the guard itself to the primitive); a boolean mask as ``where=m`` of ``anp.sum``, ``mean``,
+    ``prod``, ``max``, ``min`` (a mean's count recorded too); the inputs of ``ap.numpy_function(f, [y])``, whose ``f``
+    runs again at each call (one output). Metadata, part of the signature: ``y.shape``, ``np.shape(y)``,
+    ``np.ndim(y)``, ``np.size(y)``; ``np.zeros_like(y)``, ``ones_like``, ``full_like`` are constants of the trace.
+    The user's own ``y[:, None]``, ``y.reshape(-1, 1)``, ``y.astype(np.float64)``, ``y - 1``, ``y == c``, ``~m`` (an
+    index, a method of :data:`_DERIVED` or a ufunc, with numbers, slices and other such arguments): another guard,
+    computed again at each replay by the same call (:func:`_deferred`; a replay whose result has another shape, as
+    ``y[m]`` for another count of ``m``, raises). Still refused: numpy's functions of it (``np.expand_dims(y, 1)``),
+    a Python number from it, and ``np.eye(C)[y]`` (numpy's C indexing meets the guard first: make
+    ``I = autoprop.constant(np.eye(C))`` outside, then ``I[y]``)."""
 
     __slots__ = ("_ap_array", "_ap_trace", "_ap_name", "__weakref__")
     __hash__ = None
@@ -366,13 +452,16 @@ class _TracedInts(np.lib.mixins.NDArrayOperatorsMixin):
         if name not in _DERIVED:
             self._guard(f".{name}" + ("()" if callable(value) else ""))
         if not callable(value):
-            return self._derived(value, f".{name}")
+            out = _deferred(self, f".{name}", getattr, (self, name), {})
+            return out if out is not None else self._derived(value, f".{name}")
 
         def derived(*args, **kwargs):
             if name == "view" and any(isinstance(a, type) and issubclass(a, np.ndarray)
                                       for a in (*args, kwargs.get("type"))):
                 self._guard(".view() as another array type")
-            return self._derived(value(*_plain_arg(args), **kwargs), f".{name}()")
+            out = _deferred(self, f".{name}()", lambda a, *rest, **kw: getattr(a, name)(*rest, **kw), (self, *args),
+                            kwargs)
+            return out if out is not None else self._derived(value(*_plain_arg(args), **kwargs), f".{name}()")
         return derived
 
     def __array__(self, dtype=None, copy=None):
@@ -389,6 +478,10 @@ class _TracedInts(np.lib.mixins.NDArrayOperatorsMixin):
         if _has_tensor(inputs):
             return NotImplemented  # (the Tensor's own dispatch records the operation)
         what = f"np.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
+        if method == "__call__" and "out" not in kwargs and self._watched() and _from_user():
+            out = _deferred(self, what, ufunc, inputs, kwargs)
+            if out is not None:
+                return out
         self._guard(what)
         if "out" in kwargs:
             kwargs["out"] = _plain_arg(kwargs["out"])
@@ -397,11 +490,18 @@ class _TracedInts(np.lib.mixins.NDArrayOperatorsMixin):
     def __array_function__(self, func, types, args, kwargs):
         if _has_tensor(args) or _has_tensor(kwargs.values()):
             return NotImplemented
-        self._guard(f"np.{func.__name__}", python=func not in _METADATA_FUNCTIONS)
+        if func in _LIKE and not _has_array(args[1:]) and not _has_array(kwargs.values()):
+            return _observe.static(func(*_plain_arg(args), **kwargs))
+        if func not in _USER_METADATA:
+            self._guard(f"np.{func.__name__}", python=func not in _METADATA_FUNCTIONS)
         return self._made(func(*_plain_arg(args), **{k: _plain_arg(v) for k, v in kwargs.items()}),
                           f"np.{func.__name__}")
 
     def __getitem__(self, key):
+        if self._watched() and _from_user():
+            out = _deferred(self, "indexing", operator.getitem, (self, key), {})
+            if out is not None:
+                return out
         self._guard("indexing")
         return self._made(self._value_read(self._ap_array[_plain_arg(key)], "indexing"), "indexing")
 
@@ -437,6 +537,7 @@ del _name, _convert, _what
 
 # a primitive's forward gets the plain array (core's conversion table; core knows nothing of this)
 _tape._PLAIN[_TracedInts] = lambda a: a._ap_array
+_tape.INDEX_ARGUMENTS.add(_TracedInts)  # (take, take_along_axis, tensor_scatter_nd_*: the index as itself)
 
 #: numpy's constructors that copy or view an array as a plain ndarray in C, past ``__array_function__``: an
 #: integer argument given to one of them would leave its guard (verify42b F18: ``np.asarray(y)`` then a loop
@@ -521,6 +622,7 @@ class _Trace:
         self.layout = ()  # (layer, layout function, comparison, layout when traced): their lists and dicts of layers
         self.guards = []  # (list, a copy of its items when traced): tape.guard_traced's options (np.pad's pad_width)
         self.derived = {}  # id(array) -> (array, argument, how, by): autoprop's plain arrays from an integer argument
+        self.int_origin = {}  # Tensor._key -> the integer argument's name: results of recorded ops on one (messages)
 
     @property
     def active(self):
@@ -592,7 +694,18 @@ class _Trace:
     def convert(self, t, what):
         if not self.active:
             return
-        if t._key in self.slot or isinstance(t, Variable) or t._key >= self.start:
+        if (t._key in self.slot or isinstance(t, Variable) or t._key >= self.start) and not (
+                t._key not in self.slot and _observe.is_static(t._value)):  # (a constant from shapes: a constant)
+            self.derived_refusal(t._value, what, "a tensor")  # (ap.convert_to_tensor(y): names y)
+            arg = self.int_origin.get(t._key)
+            if arg is not None:  # (anp.abs(y), a recorded op of an integer argument, then anp.sum of it: verify44a L5)
+                raise TraceError(
+                    f"autoprop.function: {what} of a traced tensor computed from the integer or boolean array argument "
+                    f"`{arg}` at {_user_line()}: the trace records autoprop's operations on `{arg}`, but this one "
+                    "gives a plain value (no float Tensor among its inputs), which would be the first call's at every "
+                    f"replay. Pass `{arg}` as a float array ({arg}.astype(np.float64) before the call: a float "
+                    "argument is traced as a Tensor and every operation on it is recorded), or compute this outside "
+                    "the function and pass the result in as an argument.")
             raise TraceError(
                 f"autoprop.function: {what} of a traced tensor at {_user_line()}. While a function is "
                 "traced a tensor stands for the value of every later call, so it cannot become a Python "
@@ -611,8 +724,8 @@ class _Trace:
             s = self.slot.get(a._key)
             if s is not None:
                 return ("s", s)
-            if a._key < self.start:  # a Tensor captured from outside: immutable, held by reference
-                return ("c", v)
+            if a._key < self.start or _observe.is_static(a._value):  # a Tensor captured from outside: immutable,
+                return ("c", v)  # held by reference; or of autoprop's constant from shapes (anp.zeros_like(y))
             self.derived_refusal(a._value, where, "a tensor")  # (anp.dot(t, y): y's values as a constant Tensor)
             raise TraceError(
                 f"autoprop.function: {where} gets a tensor made inside the function from a value that is "
@@ -652,9 +765,9 @@ class _Trace:
         if made is None or made[0] is not a:
             return
         _, arg, how, by = made
-        mask = (f"As a mask, select with it inside the function (anp.where({arg}, z, 0) or z * {arg}: each replay "
-                f"reads it; anp.sum(z, where={arg}) is anp.sum(anp.where({arg}, z, 0))); as data, " if a.dtype == bool
-                else "Where it is data, ")
+        mask = (f"As a mask, pass a boolean array as the argument (where={arg} reads a boolean argument at each replay) "
+                f"or select with it inside the function (anp.where({arg}, z, 0) or z * {arg}: each replay reads it); as "
+                "data, " if a.dtype == bool else "Where it is data, ")
         advice = (f"{mask}convert `{arg}` outside the function and pass the result as the argument "
                   f"({arg}.astype(np.float64) before the call: a float array argument is traced as a Tensor, read anew "
                   f"at each replay); as indices, give `{arg}` only to what reads it at each replay (t[{arg}], "
@@ -697,11 +810,16 @@ class _Trace:
                 vfill.append((i, sp[1], sp[2]))
             else:
                 template.append(sp[1])
+        inputs = (*args, *(e for v in kwargs.values() for e in (v if type(v) is tuple else (v,))))  # (getitem's key)
+        origin = next((a._ap_name if isinstance(a, _TracedInts) else self.int_origin[a._key] for a in inputs
+                       if isinstance(a, _TracedInts) or isinstance(a, Tensor) and a._key in self.int_origin), None)
         outslots = []
         for o in outs:
             s = self.new_slot()
             self.slot[o._key] = s
             outslots.append(s)
+            if origin is not None:
+                self.int_origin[o._key] = origin
         # the VJPs' kwargs: with "saved" when the forward returns a WithSaved, which may depend on
         # the values (lstm_gates_at), so every replay writes them into this slot
         kws = self.new_slot()
@@ -1461,7 +1579,7 @@ def function(fn=None):
     ``np.ndarray.sum(y)``, ``memoryview(y)`` raise numpy's bare TypeError); a list of ints (``W[idx]``): by value.
     autoprop's own Python reading them outside an operation (``anp.reshape(x, y)``, ``anp.var(x, ddof=k)``) is refused
     too: pass Python ints; so is one given as data with no float Tensor (``anp.sum(m)``: numpy's own function,
-    unrecorded): pass a float array. Not refused (the first call's values replayed): ``gc.get_referents(y)``.
+    unrecorded): pass a float array (``anp.take`` & co. read it at each replay: ``_TracedInts``); not refused: ``gc.get_referents(y)``.
 
     Variables are read by reference at each replay (an ``assign`` between calls is seen); a layer attribute, a
     Variable's ``trainable``, a list of layers or a global or closure name of the function's own code

@@ -101,9 +101,12 @@ def test_integer_argument_as_data_names_it(body):
     lambda x, m: anp.mean(x @ W, where=m),
 ], ids=["sum", "mean"])
 def test_mask_argument_as_where_names_it(body):
-    """L2: "autoprop.where gets a numpy array that is neither an argument of the call nor a Variable" (m is one)."""
-    msg = _refusal(body, np.array([[True, False, True, True], [False, True, True, False]]))
+    """L2: "autoprop.where gets a numpy array that is neither an argument of the call nor a Variable" (m is one). A
+    boolean mask argument is read at each replay since fn45 (test_autoprop_function_int_index_s45.py); a 0/1 integer
+    one, cast to bool by autoprop's Python, is still refused, naming it."""
+    msg = _refusal(body, np.array([[1, 0, 1, 1], [0, 1, 1, 0]]))
     assert "argument `m`" in msg and "anp.where(m, z, 0)" in msg and "neither an argument" not in msg
+    assert "pass a boolean array as the argument" in msg
 
 
 def test_mask_and_one_hot_as_advised_replay_each_call():

@@ -37,13 +37,16 @@ def test_shape_facts_stay_allowed():
     assert [float(step(x).numpy()) for x in XS] == [float(np.sum(x)) * 6 for x in XS]
 
 
-def test_labels_cast_inside_the_step_are_refused_naming_them():
+def test_labels_cast_inside_the_step_replay_each_call():
     """verify43b F7: y.astype(np.float64) inside the step was refused as "a numpy array that is neither an argument of
-    the call nor a Variable", without naming y or saying what to do."""
+    the call nor a Variable", without naming y; then (session 43) refused naming it; since fn45 the cast and reshape
+    are computed again at each replay from that call's labels."""
     W = ap.Variable(np.ones((3, 1)))
 
     @ap.function
     def step(x, y):
         return anp.sum((x @ W - y.astype(np.float64).reshape(-1, 1)) ** 2)
-    with pytest.raises(ap.TraceError, match=r"from the integer argument `y` \(cast, reshaped or copied"):
-        step(np.ones((4, 3)), np.array([0, 1, 1, 0]))
+    for y in ([0, 1, 1, 0], [3, 0, 2, 2], [1, 1, 1, 5]):
+        want = np.sum((np.ones((4, 1)) * 3.0 - np.array(y, float).reshape(-1, 1)) ** 2)
+        assert float(step(np.ones((4, 3)), np.array(y)).numpy()) == want
+    assert step.trace_count == 1

@@ -88,6 +88,8 @@ def numpy_function(func, inp, Tout=None, stateful=True, name=None):
     Tensor or list of Tensor
     """
     inp = list(inp) if isinstance(inp, (list, tuple)) else [inp]
+    if _tape.tracing():  # autoprop.function: func runs again at each replay on that call's values (tf.function's)
+        return _numpy_function_traced(func, inp, Tout)
     arrays = [np.array(x._value if isinstance(x, Tensor) else x) for x in inp]
     result = func(*arrays)
     multi = isinstance(result, (list, tuple))
@@ -98,6 +100,28 @@ def numpy_function(func, inp, Tout=None, stateful=True, name=None):
         note_cut("numpy_function", f"numpy_function({getattr(func, '__name__', 'func')})",
                  tuple(x for x in inp if isinstance(x, Tensor)), outs)
     return outs if multi else outs[0]
+
+
+def _numpy_function_traced(func, inp, Tout):
+    """:func:`numpy_function` while :func:`autoprop.function` traces: one output, made by
+    :func:`autoprop.core.tape.replayed` (``func`` runs at the trace and again at each replay, on copies of that call's
+    values: an integer argument's labels, a traced tensor's values), as TensorFlow runs a ``numpy_function`` at each
+    call of a ``tf.function``. Several outputs raise TypeError (one array: stack them)."""
+    tout = Tout[0] if isinstance(Tout, (list, tuple)) and len(Tout) == 1 else Tout
+
+    def run(*values):
+        result = func(*[np.array(v) for v in values])
+        if isinstance(result, (list, tuple)) or isinstance(tout, (list, tuple)):
+            raise TypeError("autoprop.numpy_function inside autoprop.function: func returns one array here (a "
+                            "replay runs it again for each output otherwise); return np.stack of them")
+        return Tensor(result, dtype=tout)._value
+    value = _tape.replayed(run, *inp)
+    out = Tensor._wrap(value)
+    if _RECORDING:
+        note_cut("numpy_function", f"numpy_function({getattr(func, '__name__', 'func')})",
+                 tuple(x for x in inp if isinstance(x, Tensor)), (out,))
+    _tape._TRACERS[-1].same_value(value, out)
+    return out
 
 
 def custom_gradient(f=None):

@@ -422,6 +422,10 @@ _new_tensor = _new_node = object.__new__
 _PLAIN = {list: np.asarray, tuple: np.asarray, _observe.OwnFloat: float,
           _observe.OwnArray: lambda a: a.view(np.ndarray)}
 _OwnArray = _observe.OwnArray
+#: The types that stand for an integer array argument of a traced call (``autoprop.function``'s guard registers
+#: its own): an index given to ``take``, ``take_along_axis`` or ``tensor_scatter_nd_*`` reaches the primitive as
+#: itself, read from its slot at each replay (fn45), not as numpy's plain array of the first call's values.
+INDEX_ARGUMENTS = set()
 
 
 def _op_error(prim, vals, kwargs, exc):

@@ -15,9 +15,9 @@ import numpy as np
 
 from manualprop._extremes import rows, squares_finite  # (kernels: numpy only)
 
-from ..observe import own
+from ..observe import own, static
 from ..registry import PRIMITIVES, defcomposite, defnondiff, defprim, linear_jvp
-from ..tape import _F64, WithSaved
+from ..tape import _F64, INDEX_ARGUMENTS, WithSaved
 from ..tensor import _EXTRA, _RECORDING, Tensor
 from ..views import layout_as
 from ._common import (
@@ -106,8 +106,11 @@ def _np_reduction(name, prim=None):
 
 
 def _cast(v, dtype):
-    """``v`` in ``dtype``: a Tensor (``initial=t``) through its recorded cast, so d/dt is kept."""
-    return v.astype(dtype) if isinstance(v, Tensor) else np.asarray(v, dtype)
+    """``v`` in ``dtype``: a Tensor (``initial=t``) through its recorded cast, so d/dt is kept; a number as a new
+    array marked :func:`static` (a constant of a trace, as the number is: ``anp.sum(x, where=m, initial=2.0)``)."""
+    if isinstance(v, Tensor):
+        return v.astype(dtype)
+    return static(np.asarray(v, dtype)) if isinstance(v, (int, float, complex, np.generic)) else np.asarray(v, dtype)
 
 
 def _masked_reduction(name, base, x, axis, keepdims, initial, mask):
@@ -123,8 +126,8 @@ def _masked_reduction(name, base, x, axis, keepdims, initial, mask):
     extreme = base in ("max", "min")
     if initial is not _NONE and not np.isscalar(initial) and np.ndim(_value(initial)) != 0:
         raise TypeError(f"numpy.{name}(..., initial=...): initial must be a number; got {initial!r}")
-    if mask is not True:
-        m = np.asarray(mask, dtype=bool)
+    if mask is not True:  # (a boolean argument of a traced call as itself: where_ reads it at each replay, fn45)
+        m = mask if type(mask) in INDEX_ARGUMENTS and mask.dtype == bool else np.asarray(mask, dtype=bool)
         try:
             fits = np.broadcast_shapes(m.shape, x.shape) == x.shape
         except ValueError:
@@ -135,10 +138,13 @@ def _masked_reduction(name, base, x, axis, keepdims, initial, mask):
         if extreme and initial is _NONE:
             raise ValueError(f"numpy.{name}(..., where=...) needs initial=: the reduction "
                              f"'{'maximum' if base == 'max' else 'minimum'}' has no identity (as numpy)")
-        x = where_(m, x, _cast(initial, x.dtype) if extreme else own(_cast(_IDENTITY[base], x.dtype)))
+        x = where_(m, x, _cast(initial, x.dtype) if extreme else static(own(_cast(_IDENTITY[base], x.dtype))))
     if extreme and _count(x.shape, axis) == 0:  # nothing to reduce: initial, as numpy
         r = sum(x, axis=axis, keepdims=keepdims) + _cast(initial, x.dtype)
     elif base == "mean" and mask is not True:  # numpy's order: the kept entries' sum / their count
+        if type(m) in INDEX_ARGUMENTS:  # recorded: the count of each replay's mask (a float sum of ones is exact)
+            ones = where_(m, static(own(np.ones(x.shape, x.dtype))), static(own(_cast(0, x.dtype))))
+            return sum(x, axis=axis, keepdims=keepdims) / sum(ones, axis=axis, keepdims=keepdims)
         kept = np.sum(np.broadcast_to(m, x.shape), axis=axis, keepdims=keepdims)
         with np.errstate(invalid="ignore", divide="ignore"):  # (a mean times count/kept was off by an ulp)
             r = sum(x, axis=axis, keepdims=keepdims) / own(np.asarray(kept, x.dtype))

@@ -16,6 +16,7 @@ import operator
 
 import numpy as np
 
+from .. import tape as _tape
 from .. import views as _views
 from ..observe import OwnArray, own, static
 from ..registry import _Variadic, defcomposite, defnumpy, defprim, linear_jvp
@@ -493,7 +494,9 @@ def _along_axis_index(indices, axis, shape):
 
 
 def _indices_value(indices):
-    return np.asarray(_value(indices))
+    """The integer indices as an array; an integer argument of a traced call (``tape.INDEX_ARGUMENTS``) as
+    itself, so that the primitive given it reads each call's values (``anp.take(x, y, axis=1)``)."""
+    return indices if type(indices) in _tape.INDEX_ARGUMENTS else np.asarray(_value(indices))
 
 
 def _selects_each_once(ishape, axis, shape):
@@ -922,14 +925,13 @@ def take(a, indices, axis=None, out=None, mode="raise"):
         a = reshape(a, shape=(1,))
     idx = _indices_value(indices)
     n = a.size if axis is None else a.shape[axis := _axes_tuple(axis, a.ndim)[0]]  # (numpy's AxisError)
-    if mode == "wrap":  # numpy's modes are index arithmetic: the gather stays one getitem
-        idx = np.mod(idx, n)
-    elif mode == "clip":
-        idx = np.clip(idx, 0, n - 1)
+    if mode != "raise":  # numpy's modes are index arithmetic: the gather stays one getitem (replayed: autoprop.function
+        idx = replayed(lambda i: np.mod(i, n) if mode == "wrap" else np.clip(i, 0, n - 1), idx)  # reads each call's)
     if axis is None:
         return getitem(reshape(a, shape=(-1,)), idx)
-    out = getitem(a, (builtins.slice(None),) * axis + (idx,))  # (in numpy's layout: tape44 H1)
-    return _views.layout_if_strided(out, a._value, lambda: np.take(a._value, idx, axis=axis))
+    out = getitem(a, (builtins.slice(None),) * axis + (idx,))  # (in numpy's layout: tape44 H1; np.take's result is
+    return _views.layout_if_strided(out, a._value,  # C-ordered whatever the indices, so their shape is enough)
+                                    lambda: np.take(a._value, np.zeros(idx.shape, np.intp), axis=axis))
 
 
 def _tri_mask(shape, k, lower):
