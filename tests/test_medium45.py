@@ -63,3 +63,79 @@ def test_temporal_softmax_loss_with_integer_labels_in_init(tmp_path, y):
     assert f"leave it out of --init and draw it: gradcheck check {way}" in text, text
     p = run_here("check", *way.replace("'", "").split(" --init ")[0].split(), "--init", json.dumps({"mask": _MASK}))
     assert p.returncode == 0 and "PASS: temporal_softmax_loss" in both(p), both(p)
+
+
+NG_RNN = """
+import numpy as np
+
+
+def rnn_cell_forward(xt, a_prev, parameters):
+    a_next = np.tanh(parameters["Waa"] @ a_prev + parameters["Wax"] @ xt + parameters["ba"])
+    return a_next, (a_next, a_prev, xt, parameters)
+
+
+def rnn_forward(x, a0, parameters):
+    n_x, m, T_x = x.shape
+    a, a_next, caches = np.zeros((a0.shape[0], m, T_x)), a0, []
+    for t in range(T_x):
+        a_next, cache = rnn_cell_forward(x[:, :, t], a_next, parameters)
+        a[:, :, t] = a_next
+        caches.append(cache)
+    return a, (caches, x)
+
+
+def rnn_cell_backward(da_next, cache):
+    a_next, a_prev, xt, parameters = cache
+    dtanh = (1 - a_next ** 2) * da_next
+    return {"dxt": parameters["Wax"].T @ dtanh, "da_prev": parameters["Waa"].T @ dtanh, "dWax": dtanh @ xt.T,
+            "dWaa": dtanh @ a_prev.T, "dba": DBA}
+
+
+def rnn_backward(da, caches):
+    caches, x = caches
+    n_a, m, T_x = da.shape
+    dx, dWax, dWaa = np.zeros(x.shape), np.zeros((n_a, x.shape[0])), np.zeros((n_a, n_a))
+    dba, da_prevt = np.zeros((n_a, 1)), np.zeros((n_a, m))
+    for t in reversed(range(T_x)):
+        g = rnn_cell_backward(da[:, :, t] + da_prevt, caches[t])
+        dx[:, :, t], da_prevt = g["dxt"], g["da_prev"]
+        dWax, dWaa, dba = dWax + g["dWax"], dWaa + g["dWaa"], dba + g["dba"]STEP
+    return {"dx": dx, "da0": da_prevt, "dWax": dWax, "dWaa": dWaa, "dba": dba}
+"""
+_PARAMS = {"parameters": {"Wax": [[0.5, -0.3, 0.2], [0.1, 0.4, -0.6], [-0.2, 0.3, 0.1], [0.6, -0.1, 0.2],
+                                  [0.3, 0.2, -0.4]],
+                          "Waa": [[0.1 * ((i * 5 + j) % 7 - 3) for j in range(5)] for i in range(5)],
+                          "ba": [[0.1], [-0.2], [0.05], [0.3], [-0.1]]}}
+
+
+@pytest.mark.parametrize("bug", ["mean", "over_T"])
+def test_andrew_ngs_rnn_reads_axis_1_as_the_batch(tmp_path, bug):
+    """students45 F4: Course 5's rnn (x of shape (n_x, m, T_x), a0 (n_a, m)) whose db was averaged over the batch m
+    was told "an extra 1/T (T = 4, the time steps on axis 1 of x (3, 4, 6))" with a fix for the (N, T, D) layout,
+    db = dout.sum(axis=(0, 1)); a db divided by T_x (6) was only "a constant factor"."""
+    dba = "np.mean(dtanh, axis=1, keepdims=True)" if bug == "mean" else "np.sum(dtanh, axis=1, keepdims=True)"
+    f = student(tmp_path, NG_RNN.replace("DBA", dba).replace("STEP", " / T_x" if bug == "over_T" else ""), "rnn.py")
+    p = run_here("check", f"{f}::rnn", "--input-shape", "3,4,6;5,4", "--init", json.dumps(_PARAMS))
+    text = both(p)
+    assert p.returncode == 1 and "FAIL: rnn: gradient mismatch in dba" in text, text
+    assert "axis=(0, 1)" not in text and "time steps on axis 1" not in text, text
+    said = ("a0 (5, 4) has x's axis-1 size 4 on its axis 1, where a state (n_a, m) holds the batch; Wax (5, 3) has "
+            "x's axis-0 size 3 on its axis 1, where a weight (n_a, n_x) takes the features")
+    if bug == "mean":
+        assert ("dba is 4 times too small: an extra 1/4, the size of axis 1 of x (3, 4, 6), which holds the batch m "
+                f"here, not the time steps ({said}: Andrew Ng's layout (n_x, m, T_x)") in text, text
+    else:
+        assert ("dba is 6 times too small: an extra 1/T_x (T_x = 6, the time steps on axis 2 of x (3, 4, 6), Andrew "
+                f"Ng's layout (n_x, m, T_x): {said})") in text, text
+
+
+def test_cs231n_temporal_affine_keeps_its_time_axis_reading():
+    """students45 F4's other side: CS231n's temporal_affine (x (N, T, D), w (D, M)) whose db is divided by T is still
+    read as the extra 1/T, its fix for the (N, T, D) layout, with what says that layout."""
+    from buggy_layers import diagnose, first_code
+
+    d = diagnose("tester18.py::taffinemeant")
+    assert first_code(d) == "factor-inverse-time", d.sentence()
+    assert ("the time steps on axis 1 of x (2, 3, 4), the (N, T, D) layout: w (4, 5) has x's axis-2 size 4 on its "
+            "axis 0, where a weight (D, H) takes the features); a gradient summed over the time steps is not averaged "
+            "over them; sum over axes 0 and 1 and do not divide (e.g. db = dout.sum(axis=(0, 1)))") in d.sentence()
