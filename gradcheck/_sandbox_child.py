@@ -1420,7 +1420,9 @@ class Child:
                                           req.get("seed"), len(probe) if isinstance(probe, list) else None, probe,
                                           req.get("wrt"), req.get("wrt_active") or 0, req.get("dtype") or "float64")
         except AD.InitError as exc:  # a usage error: the caller's init, not the student's code
-            return self.reply(False, {"stage": "init", "message": str(exc)})
+            methods = sorted(m for m in dir(target) if not m.startswith("_") and callable(getattr(target, m, None))) \
+                if kind == "class" else []  # micrograd's Value: out of scope before --init's data (students45 F7)
+            return self.reply(False, {"stage": "init", "message": str(exc), "methods": methods})
         except BaseException as exc:  # noqa: BLE001
             return self.fail(exc, "internal" if _adapters_own(AD, exc, self.workdir) else "init", signature=sig_text)
         self.known(obj)  # under the staff policy: the constructor's calls of forward, and a failed load's, counted

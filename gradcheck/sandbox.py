@@ -1937,6 +1937,9 @@ class Sandbox:
         if cls is None:  # import_file
             return None
         if not ok and stage in ("init", "usage") and meta.get("message"):  # a key it cannot take, a result unread
+            have = [str(m) for m in meta.get("methods") or []]  # the class's: a scalar autograd value is out of scope
+            if have and "forward" not in have and (scalar := _scalar_autograd(str(cls), have)):  # before its --init
+                raise UsageError(scalar)  # (students45 F7: micrograd's Value asked for data, then was refused)
             raise UsageError(f"{file}::{cls}: {_clean(meta.get('message'), 1500)}")
         if not ok and stage in ("class", "protocol"):  # gradcheck/_adapters.py explains what it found and expects
             text = _clean(meta.get("message"), 1500)

@@ -139,3 +139,47 @@ def test_cs231n_temporal_affine_keeps_its_time_axis_reading():
     assert ("the time steps on axis 1 of x (2, 3, 4), the (N, T, D) layout: w (4, 5) has x's axis-2 size 4 on its "
             "axis 0, where a weight (D, H) takes the features); a gradient summed over the time steps is not averaged "
             "over them; sum over axes 0 and 1 and do not divide (e.g. db = dout.sum(axis=(0, 1)))") in d.sentence()
+
+
+MICROGRAD = """
+import math
+
+
+class Value:
+    def __init__(self, data, _children=(), _op=''):
+        self.data, self.grad, self._prev, self._op = data, 0.0, set(_children), _op
+        self._backward = lambda: None
+
+    def __mul__(self, other):
+        out = Value(self.data * other.data, (self, other), '*')
+
+        def _backward():
+            self.grad += other.data * out.grad
+            other.grad += self.data * out.grad
+        out._backward = _backward
+        return out
+
+    def tanh(self):
+        t = math.tanh(self.data)
+        out = Value(t, (self,), 'tanh')
+
+        def _backward():
+            self.grad += (1 - t ** 2) * out.grad
+        out._backward = _backward
+        return out
+
+    def backward(self):
+        self.grad = 1.0
+        self._backward()
+"""
+
+
+def test_micrograd_value_is_out_of_scope_before_it_is_asked_for_its_data(tmp_path):
+    """students45 F7: micrograd's ``::Value`` was first asked for --init '{"data": ...}', and given it, told scalar
+    autograd graphs are outside what gradcheck checks; the out-of-scope message now comes first."""
+    f = student(tmp_path, MICROGRAD, "engine.py")
+    p = run_here("check", f"{f}::Value", "--input-shape", "3")
+    text = both(p)
+    assert p.returncode == 2, text
+    assert "Value looks like a scalar autograd value (micrograd's Value" in text, text
+    assert "only --init can give" not in text, text
