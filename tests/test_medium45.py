@@ -183,3 +183,24 @@ def test_micrograd_value_is_out_of_scope_before_it_is_asked_for_its_data(tmp_pat
     assert p.returncode == 2, text
     assert "Value looks like a scalar autograd value (micrograd's Value" in text, text
     assert "only --init can give" not in text, text
+
+
+def test_a_file_importing_a_chapter_file_gets_that_files_pardir_package(tmp_path):
+    """students45 F8: ch05/wrap.py holding ``from two_layer_net import Sigmoid`` beside Deep Learning from Scratch's
+    chapter file, whose ``sys.path.append(os.pardir)`` imports ``common``, did not import in the sandbox
+    ("No module named 'common'"): only the checked file's own sys.path.append(os.pardir) was followed."""
+    (tmp_path / "common").mkdir()
+    (tmp_path / "common" / "__init__.py").write_text("")
+    (tmp_path / "common" / "functions.py").write_text(
+        "import numpy as np\n\n\ndef sigmoid(x):\n    return 1 / (1 + np.exp(-x))\n")
+    ch05 = tmp_path / "ch05"
+    ch05.mkdir()
+    (ch05 / "two_layer_net.py").write_text(
+        "import sys, os\nsys.path.append(os.pardir)\nfrom common.functions import sigmoid\n\n\n"
+        "class Sigmoid:\n    def forward(self, x):\n        self.out = sigmoid(x)\n        return self.out\n\n"
+        "    def backward(self, dout):\n        return dout * (1.0 - self.out) * self.out\n")
+    (ch05 / "wrap.py").write_text("from two_layer_net import Sigmoid\n\n\nclass Wrapped(Sigmoid):\n    pass\n")
+    p = run_here("check", ch05 / "wrap.py::Wrapped", "--input-shape", "3,4", cwd=ch05)
+    text = both(p)
+    assert p.returncode == 0 and "PASS: Wrapped" in text, text
+    assert "common" not in text, text
