@@ -204,3 +204,21 @@ def test_a_file_importing_a_chapter_file_gets_that_files_pardir_package(tmp_path
     text = both(p)
     assert p.returncode == 0 and "PASS: Wrapped" in text, text
     assert "common" not in text, text
+
+
+def test_a_backward_zeroing_dy_in_place_is_told_it_is_the_books_relu_and_harmless_there():
+    """students45 F5 (LOW): Deep Learning from Scratch's Relu.backward as printed (``dout[self.mask] = 0; dx = dout``)
+    gets exit 3 for writing into dY with no word that this is the book's code, harmless in its networks."""
+    import numpy as np
+
+    from gradcheck.sources import dY_written
+
+    G = np.random.default_rng(0).standard_normal((6, 4))
+    zeroed = np.where(G > 0, G, 0.0)
+    text = str(dY_written("Relu", zeroed, G))
+    assert "Relu.backward modified its upstream gradient dY in place" in text, text
+    assert (f"Here it set {int((G <= 0).sum())} of 24 entries of dY to 0, as Deep Learning from Scratch's Relu.backward does as printed "
+            "(dout[self.mask] = 0; dx = dout)") in text, text
+    assert "Deep Learning from Scratch" not in str(dY_written("Relu", 2 * G, G))
+    assert dY_written("Relu", G.copy(), G) is None
+    assert "Deep Learning from Scratch" not in str(dY_written("Linear", np.zeros_like(G), G))  # all of dY zeroed
