@@ -1937,10 +1937,7 @@ class Sandbox:
         if cls is None:  # import_file
             return None
         if not ok and stage in ("init", "usage") and meta.get("message"):  # a key it cannot take, a result unread
-            have = [str(m) for m in meta.get("methods") or []]  # the class's: a scalar autograd value is out of scope
-            if have and "forward" not in have and (scalar := _scalar_autograd(str(cls), have)):  # before its --init
-                raise UsageError(scalar)  # (students45 F7: micrograd's Value asked for data, then was refused)
-            raise UsageError(f"{file}::{cls}: {_clean(meta.get('message'), 1500)}")
+            raise _init_refused(file, str(cls), meta)
         if not ok and stage in ("class", "protocol"):  # gradcheck/_adapters.py explains what it found and expects
             text = _clean(meta.get("message"), 1500)
             if stage == "protocol":
@@ -2270,6 +2267,16 @@ def _backward_only_loss(cls_name: str, methods: Sequence[str]) -> str:
             "def forward(self, inputs, y_true): softmax = Activation_Softmax(); softmax.forward(inputs, False); "
             "self.output = softmax.output; return np.mean(Loss_CategoricalCrossentropy().forward(self.output, "
             "y_true))") + ", then check the subclass with --loss.")
+
+
+def _init_refused(file: str, cls: str, meta: Mapping) -> UsageError:
+    """The usage error of a load whose ``--init`` the class cannot take (a key, a missing argument): the child's
+    message, or first, for a class that looks like a scalar autograd value, that it is out of scope (students45 F7:
+    micrograd's Value was asked for ``--init '{"data": ...}'``, and given it, refused)."""
+    have = [str(m) for m in meta.get("methods") or []]
+    if have and "forward" not in have and (scalar := _scalar_autograd(cls, have)):
+        return UsageError(scalar)
+    return UsageError(f"{file}::{cls}: {_clean(meta.get('message'), 1500)}")
 
 
 def _scalar_autograd(cls_name: str, methods: Sequence[str]) -> str:

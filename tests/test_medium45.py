@@ -59,7 +59,7 @@ def test_temporal_softmax_loss_with_integer_labels_in_init(tmp_path, y):
     assert p.returncode == 3 and "IndexError" in text, text
     way = (f"{f}::temporal_softmax_loss --loss --input-shape 2,3,4 --targets labels:4 --init "
            f"'{json.dumps({'mask': _MASK})}'")
-    assert f"captions came from --init as a nested list of integers, a float64 array" in text, text
+    assert "captions came from --init as a nested list of integers, a float64 array" in text, text
     assert f"leave it out of --init and draw it: gradcheck check {way}" in text, text
     p = run_here("check", *way.replace("'", "").split(" --init ")[0].split(), "--init", json.dumps({"mask": _MASK}))
     assert p.returncode == 0 and "PASS: temporal_softmax_loss" in both(p), both(p)
