@@ -1591,6 +1591,18 @@ SIZE_KEY = re.compile(r"kernel(_?(size|shape|sizes|dims?))?s?", re.IGNORECASE)
 #: ``layer_sizes``, ``shape``): they stay Python ints, as :data:`SIZE_KEY`'s
 SIZE_WORD = re.compile(r"(\w*_)?(kernel|sizes?|shapes?|dims?|dimensions?|layers?|strides?|pad(ding)?)(_\w*)?",
                        re.IGNORECASE)
+#: a function's ``--init`` keys whose nested list of integers is class labels, an int64 array (students45 F2: CS231n's
+#: ``temporal_softmax_loss(x, y, mask)`` given ``"y": [[0, 1, 3], [2, 2, 0]]`` got a float64 y, an IndexError)
+LABEL_KEY = re.compile(r"(y|t|labels?|targets?|y_?true|classes)", re.IGNORECASE)
+
+
+def nested_ints(v):
+    """Whether ``v`` is a nested list (a list of lists...) whose leaves are all integers (not bools)."""
+    return isinstance(v, list) and any(isinstance(e, list) for e in v) and _all_ints(v)
+
+
+def _all_ints(v):
+    return all(_all_ints(e) for e in v) if isinstance(v, list) else isinstance(v, int) and not isinstance(v, bool)
 
 
 def init_arrays(init, keep=(), data=False, dtype="float64"):
@@ -1604,7 +1616,8 @@ def init_arrays(init, keep=(), data=False, dtype="float64"):
     :func:`_tuple_params`); the lists of a dict value (Andrew Ng's ``parameters = {"W1": [[...]], "b1": [[0.0], ...]}``)
     by the same rules, one level down. ``data``: the arguments of a function (``--loss``'s ``costFunction(theta, X, y)``), where a
     flat list of integers is data, class labels ``y`` that the function reads as an array (``m = y.size``, tester29s
-    M1), so an int64 array, unless named like a size (:data:`SIZE_WORD`: ``dimensions=[3, 2, 2]``). InitError for a
+    M1), so an int64 array, unless named like a size (:data:`SIZE_WORD`: ``dimensions=[3, 2, 2]``), as is a nested list of
+    integers named like labels (:data:`LABEL_KEY`: CS231n's ``temporal_softmax_loss``'s (N, T) ``y``). InitError for a
     nested list whose rows differ in length (no array), with an example."""
     out, shapes = dict(init or {}), {}
     for k, v in out.items():
@@ -1619,6 +1632,10 @@ def init_arrays(init, keep=(), data=False, dtype="float64"):
         if data and not nested and all(isinstance(e, int) for e in v) and not SIZE_WORD.fullmatch(k):
             out[k] = np.array(v, dtype=np.int64)  # labels: an array of ints, as np.loadtxt's y would be cast
             continue
+        if data and LABEL_KEY.fullmatch(k) and nested_ints(v):
+            with contextlib.suppress(ValueError):  # ragged rows: the InitError below
+                out[k] = np.array(v, dtype=np.int64)  # (N, T) labels of a sequence (students45 F2)
+                continue
         if not (nested or any(isinstance(e, float) for e in v) or WEIGHT_KEY.fullmatch(k)):
             continue
         try:

@@ -551,6 +551,11 @@ def _getattr_probe(obj, cname: str):
             f"(params, grads, training, connect_to, ...), cannot tell which {cname} has: {fix}."), None
 
 
+def _public_methods(obj) -> list[str]:
+    """The names of ``obj``'s public callables (a class's or an object's), sorted: the parent's reading of what it is."""
+    return sorted(m for m in dir(obj) if not m.startswith("_") and callable(getattr(obj, m, None)))
+
+
 def _adapters_own(AD, exc, workdir):
     """Whether ``exc`` is an error of the adapters' own code, not of the submission's: a built-in exception raised
     in a module of gradcheck's package (its innermost frame: the adapters' or the switch reader's), with no frame of
@@ -1420,7 +1425,8 @@ class Child:
                                           req.get("seed"), len(probe) if isinstance(probe, list) else None, probe,
                                           req.get("wrt"), req.get("wrt_active") or 0, req.get("dtype") or "float64")
         except AD.InitError as exc:  # a usage error: the caller's init, not the student's code
-            return self.reply(False, {"stage": "init", "message": str(exc)})
+            return self.reply(False, {"stage": "init", "message": str(exc),  # micrograd's Value: out of scope
+                                      "methods": _public_methods(target) if kind == "class" else []})  # (students45 F7)
         except BaseException as exc:  # noqa: BLE001
             return self.fail(exc, "internal" if _adapters_own(AD, exc, self.workdir) else "init", signature=sig_text)
         self.known(obj)  # under the staff policy: the constructor's calls of forward, and a failed load's, counted
@@ -1532,8 +1538,7 @@ class Child:
         (:func:`held_forwards`) kept beside it."""
         fparams, shape = self.AD.signature(obj)
         oid = self.keep(obj, held)
-        methods = sorted(m for m in dir(obj) if not m.startswith("_") and callable(getattr(obj, m, None)))
-        self.reply(True, {"id": oid, **self.state(obj, packer), "methods": methods, "forward_params": fparams,
+        self.reply(True, {"id": oid, **self.state(obj, packer), "methods": _public_methods(obj), "forward_params": fparams,
                           "signature": shape, "protocol": info, "forward_calls": calls, "constructor_calls": built,
                           "class": getattr(obj, "class_name", None) or type(obj).__name__, **(extra or {})}, packer)
 

@@ -960,7 +960,8 @@ def objective_given(protocol: dict, y_pred: Any, pred: str) -> str:
               f"draw it with --targets labels:K (K classes, of {pred}'s shape without its last axis).") if second else ""
     return (f"It was given {pred} of shape {fmt_shape(yp.shape)} ({yp.dtype}) and {fixed or 'nothing else'}; the error is "
             "in the function, or it expects another kind of value for an --init argument (there, a JSON list of "
-            "integers is an int64 array unless named like a size, a list holding a float or nested a float64 array, "
+            "integers is an int64 array unless named like a size, a list holding a float or nested a float64 array "
+            "unless nested integers named like labels (y, t: int64), "
             "a number a Python number, null None)." + labels)
 
 

@@ -366,6 +366,8 @@ def _explained(exc: StudentCodeError, args, obj, init: Mapping, shape, namespace
             "IndexError" in text or "integer" in text):
         failed.args = (f"{text.replace(_TARGETS_CLAUSE, '.')} {t} was real-valued (--targets real, the "
                        "default): for class indices add --targets labels (one-hot targets: --targets onehot).",)
+    elif args.loss and "IndexError" in text and "integer" in text and (way := _labels_drawn(args, obj, init, shape)):
+        failed.args = (f"{text} {way}",)  # students45 F2: CS231n's temporal_softmax_loss(x, y, mask)
     elif not args.loss and (m := re.search(r"\.forward\(.*? returned Y of dtype ((?:u?int|bool)\w*)", text)):
         failed.args = (f"{text} {_integer_y_hint(m[1], args)}",)  # newuser35 L2: not the --input-shape tail
     elif not args.loss and (why := _empty_slice(text, init)):
@@ -587,6 +589,28 @@ def _model_targets(args, shape):
 #: replaces it (``_cmd_check``).
 _TARGETS_CLAUSE = "; the error is in forward, or forward expects other targets (gradcheck check --targets labels, " \
     "onehot or real)."
+
+
+def _labels_drawn(args, loss, init: Mapping, shape) -> str:
+    """Where a loss function's target (its second argument) came from ``--init`` as a nested list of integers, a
+    float64 array there (:func:`gradcheck._adapters.init_arrays`: only one named like labels is an int64 array), and
+    the loss failed on indexing with it: the command that draws it as class indices instead (``--targets labels:C``, C
+    the classes on x's last axis), the other arguments in ``--init`` (students45 F2: CS231n's
+    ``temporal_softmax_loss(x, captions, mask)``); "" otherwise."""
+    try:
+        target = loss_arg_names(loss)[1] if loss is not None else ""
+    except Exception:  # noqa: BLE001 - a loss that cannot say its names: no hint
+        return ""
+    if not (init and _adapters.nested_ints(init.get(target)) and not _adapters.LABEL_KEY.fullmatch(target)):
+        return ""
+    classes = shape[-1] if isinstance(shape[0], int) else "C"
+    rest = {k: v for k, v in init.items() if k != target}
+    more = f" --init '{json.dumps(rest)}'" if rest else ""
+    return (f"{target} came from --init as a nested list of integers, a float64 array there (only a flat list of "
+            f"integers, or a nested one named like labels, y or t, is an int64 array): if {target} holds class "
+            f"indices, leave it out of --init and draw it: gradcheck check {args.target} --loss --input-shape "
+            f"{args.input_shape} --targets labels:{classes}{more} (--targets labels:C draws integer labels in [0, C), "
+            "C the number of classes).")
 
 
 def _names_target(loss, text: str) -> str:

@@ -854,9 +854,25 @@ DIAGNOSES: dict[str, Record] = {
         "backward must read dY at those positions; it ignores the stride", "read tap k's positions with the stride: "
         "dY[:, :, k:k + (L - 1) * {s} + 1:{s}] (L = {L} input positions)", "20b-conv-transpose.md"),
     "factor-inverse-time": Record(
-        "extra 1/T", "{t} is {T} times too small: an extra 1/T (T = {T}, the time steps on axis 1 of {x} {shape}); "
-        "a gradient summed over the time steps is not averaged over them", "sum over axes 0 and 1 and do not "
-        "divide (e.g. db = dout.sum(axis=(0, 1)))", _LIN),
+        "extra 1/T", "{t} is {T} times too small: an extra 1/T (T = {T}, the time steps on axis 1 of {x} {shape}, "
+        "the (N, T, D) layout: {why}); a gradient summed over the time steps is not averaged over them", "sum over "
+        "axes 0 and 1 and do not divide (e.g. db = dout.sum(axis=(0, 1)))", _LIN),
+    "factor-inverse-axis1-batch": Record(
+        "extra 1/m", "{t} is {T} times too small: an extra 1/{T}, the size of axis 1 of {x} {shape}, which holds the "
+        "batch m here, not the time steps ({why}: Andrew Ng's layout (n_x, m, T_x), the time steps on axis 2); a "
+        "gradient summed over the batch is not averaged over it (np.mean where np.sum is due)", "sum over the batch "
+        "and do not divide by m (Andrew Ng's rnn_cell_backward: dba = np.sum(dtanh, axis=1, keepdims=True), added "
+        "over the time steps)", "31-rnn-bptt.md"),
+    "factor-inverse-time-ng": Record(
+        "extra 1/T_x", "{t} is {T} times too small: an extra 1/T_x (T_x = {T}, the time steps on axis 2 of {x} "
+        "{shape}, Andrew Ng's layout (n_x, m, T_x): {why}); a gradient summed over the time steps is not averaged "
+        "over them", "add each step's gradient and do not divide (Andrew Ng's rnn_backward: dba += dbat in the loop "
+        "over reversed(range(T_x)))", "31-rnn-bptt.md"),
+    "factor-inverse-axis1": Record(
+        "extra 1/(axis 1's size)", "{t} is {T} times too small: an extra 1/{T}, the size of axis 1 of {x} {shape}: "
+        "the time steps T in the (N, T, D) layout (CS231n's), the batch m in Andrew Ng's (n_x, m, T_x), and the "
+        "layer's other inputs and weights do not tell which; a gradient summed over that axis is not averaged over "
+        "it", "sum over axis 1 of {x}'s layout and do not divide by its size", _LIN),
     "pool-area-missing": Record(
         "1/pool area missing", "{t} is {area} times the correct gradient: an average pool divides each window's "
         "sum by its area ({area} inputs per output), so its backward spreads dY / {area} over the window",
@@ -5387,9 +5403,14 @@ def _time_or_area(L: _Layer, key, m, n, n0=None):
     gradient at its own scale (``n`` rescaled for the signatures), for the pool's sums; ``n`` when not given."""
     X, ok = L.inputs[0], np.isfinite(n)
     c = _ls_factor(m[ok], n[ok]) if np.any(n[ok]) else 0.0
-    if X.ndim == 3 and X.dtype.kind == "f" and X.shape[1] > 1 and abs(c * X.shape[1] - 1) < 1e-6 and not any(
-            np.ndim(a) == 2 and a.shape[1] == X.shape[1] and a.shape[0] != X.shape[0] for a in L.inputs[1:]):
-        return "factor-inverse-time", {"T": X.shape[1], "x": L.names[0], "shape": V.fmt_shape(X.shape)}
+    if X.ndim == 3 and X.dtype.kind == "f" and any(k > 1 and abs(c * k - 1) < 1e-6 for k in X.shape[1:]):
+        role, why = _axis1_role(L)  # students45 F4: Andrew Ng's x (n_x, m, T_x) holds the batch on axis 1
+        fields = {"x": L.names[0], "shape": V.fmt_shape(X.shape), "why": why}
+        if X.shape[1] > 1 and abs(c * X.shape[1] - 1) < 1e-6:
+            code = {"time": "factor-inverse-time", "batch": "factor-inverse-axis1-batch"}.get(role, "factor-inverse-axis1")
+            return code, {"T": X.shape[1], **fields}
+        if role == "batch" and abs(c * X.shape[2] - 1) < 1e-6:  # Ng's 1/T_x
+            return "factor-inverse-time-ng", {"T": X.shape[2], **fields}
     if key != L.keys[0] or not (area := _pool_area(X, L.Y, L.G, n if n0 is None else n0)):
         return None
     if abs(c / area - 1) < 1e-6:
@@ -5398,6 +5419,30 @@ def _time_or_area(L: _Layer, key, m, n, n0=None):
     if side > 1 and side * side == area and abs(c / side - 1) < 1e-6:
         return "pool-side-only", {"area": int(area), "side": side}
     return None
+
+
+def _axis1_role(L: _Layer) -> tuple[str, str]:
+    """``(role, why)`` of axis 1 of the layer's 3-D first input X, as its other 2-D inputs and weights say by their
+    sizes: "time" (``(N, T, D)``, CS231n's: a state ``h0 (N, H)`` has X's axis-0 size on its axis 0, a weight ``(D,
+    H)`` X's axis-2 size on its axis 0) or "batch" (Andrew Ng's ``(n_x, m, T_x)``: ``a0 (n_a, m)`` has X's axis-1
+    size on its axis 1, ``Wax (n_a, n_x)`` X's axis-0 size on its axis 1); ``("", "")`` when none tells or they
+    disagree (students45 F4: Ng's rnn with a db averaged over m was read as "an extra 1/T" with a fix for the
+    other layout). A function pair's weights are inputs, so inputs and weights are read alike."""
+    X, x, said = L.inputs[0], L.names[0], {"time": [], "batch": []}
+    n, t, d = X.shape
+    rules = ((0, 0, n, n != t, "time", "a state (N, H) holds the batch"),
+             (1, 1, t, n != t, "batch", "a state (n_a, m) holds the batch"),
+             (0, 2, d, n != d, "time", "a weight (D, H) takes the features"),
+             (1, 0, n, n != d, "batch", "a weight (n_a, n_x) takes the features"))
+    for name, a in [*zip(L.names[1:], L.inputs[1:]), *L.params.items()]:
+        for ax, x_ax, size, telling, role, where in rules:
+            if np.ndim(a) == 2 and telling and a.shape[ax] == size:
+                said[role].append(f"{name.lstrip('@')} {V.fmt_shape(np.shape(a))} has {x}'s axis-{x_ax} size {size} "
+                                  f"on its axis {ax}, where {where}")
+    if bool(said["time"]) == bool(said["batch"]):
+        return "", ""
+    role = "time" if said["time"] else "batch"
+    return role, "; ".join(said[role][:2])
 
 
 def _next_h_signature(L: _Layer, key, m, n):

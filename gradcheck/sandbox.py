@@ -1937,7 +1937,7 @@ class Sandbox:
         if cls is None:  # import_file
             return None
         if not ok and stage in ("init", "usage") and meta.get("message"):  # a key it cannot take, a result unread
-            raise UsageError(f"{file}::{cls}: {_clean(meta.get('message'), 1500)}")
+            raise _init_refused(file, str(cls), meta)
         if not ok and stage in ("class", "protocol"):  # gradcheck/_adapters.py explains what it found and expects
             text = _clean(meta.get("message"), 1500)
             if stage == "protocol":
@@ -2267,6 +2267,16 @@ def _backward_only_loss(cls_name: str, methods: Sequence[str]) -> str:
             "def forward(self, inputs, y_true): softmax = Activation_Softmax(); softmax.forward(inputs, False); "
             "self.output = softmax.output; return np.mean(Loss_CategoricalCrossentropy().forward(self.output, "
             "y_true))") + ", then check the subclass with --loss.")
+
+
+def _init_refused(file: str, cls: str, meta: Mapping) -> UsageError:
+    """The usage error of a load whose ``--init`` the class cannot take (a key, a missing argument): the child's
+    message, or first, for a class that looks like a scalar autograd value, that it is out of scope (students45 F7:
+    micrograd's Value was asked for ``--init '{"data": ...}'``, and given it, refused)."""
+    have = [str(m) for m in meta.get("methods") or []]
+    if have and "forward" not in have and (scalar := _scalar_autograd(cls, have)):
+        return UsageError(scalar)
+    return UsageError(f"{file}::{cls}: {_clean(meta.get('message'), 1500)}")
 
 
 def _scalar_autograd(cls_name: str, methods: Sequence[str]) -> str:
@@ -2938,6 +2948,8 @@ def sibling_files(path: str, *, hostile: bool = False) -> Siblings:
         out.left_out = _outside_note(path, folder, out, read)
     else:
         out.update(_parent_packages(path, folder, out, read))
+        for sib in _imported_siblings(path, folder, out, read[0]):  # their own sys.path.append(os.pardir) too
+            out.update(_parent_packages(sib, folder, out))  # (students45 F8: ch05/check.py importing two_layer_net)
     out[os.path.basename(path)] = own
     for name in list(out):  # a name the sandbox's copy would refuse (redteam29 F5: backslashes): left out, named
         try:
@@ -2946,6 +2958,23 @@ def sibling_files(path: str, *, hostile: bool = False) -> Siblings:
             del out[name]
             warnings.warn(f"{printable(name)} beside {os.path.basename(path)} was not copied into the sandbox: {why}.",
                           UserWarning, stacklevel=2)
+    return out
+
+
+def _imported_siblings(path: str, folder: str, have: dict[str, str], tops) -> list[str]:
+    """The paths of the ``.py`` files beside ``path`` in ``folder`` (copied: in ``have``) that it imports by name
+    (``tops``: :func:`_imported_tops`), and those they import in turn, each once, ``path`` not among them: a chapter
+    file imported by a small file that checks its class (Deep Learning from Scratch's ``two_layer_net.py``, whose
+    ``sys.path.append(os.pardir)`` imports ``common``) is imported as the checked file is, so its packages outside
+    ``folder`` are found as the checked file's are (:func:`_parent_packages`)."""
+    seen, todo, out = {os.path.abspath(path)}, list(tops), []
+    while todo and len(out) < PACKAGE_FILES:
+        sib = have.get(f"{todo.pop()}.py")
+        if sib is None or os.path.abspath(sib) in seen or os.path.dirname(os.path.abspath(sib)) != folder:
+            continue
+        seen.add(os.path.abspath(sib))
+        out.append(sib)
+        todo.extend(_imported_tops(sib)[0])
     return out
 
 

@@ -657,9 +657,17 @@ def dY_written(owner: str, dY: np.ndarray, G: np.ndarray) -> StudentCodeError | 
     (:func:`gradcheck.grading.checks.layer_gradients`, whatever the other parts say), so the two cannot disagree."""
     if V.identical(dY, G):
         return None
-    return in_place(owner, "backward", "upstream gradient dY", "dY * (X > 0) rather than dY[X <= 0] = 0",
-                    " (in a network the same dY can also reach another branch: a residual connection, or an "
-                    "output used twice)")
+    err = in_place(owner, "backward", "upstream gradient dY", "dY * (X > 0) rather than dY[X <= 0] = 0",
+                   " (in a network the same dY can also reach another branch: a residual connection, or an "
+                   "output used twice)")
+    with np.errstate(invalid="ignore"):
+        changed = (np.asarray(dY) != G) & ~(np.isnan(dY) & np.isnan(G)) if np.shape(dY) == np.shape(G) else None
+    if changed is not None and 0 < changed.sum() < changed.size and not np.asarray(dY)[changed].any():  # a mask
+        err.args = (f"{err.args[0]} Here it set {int(changed.sum())} of {changed.size} entries of dY to 0, as Deep "
+                    "Learning from Scratch's Relu.backward does as printed (dout[self.mask] = 0; dx = dout): harmless "
+                    "in the book's networks, where no other layer reads that dout again, but not in general; copy "
+                    "first (dout = dout.copy()).",)  # students45 F5: the book's code, said so
+    return err
 
 
 #: The note of a gradient a one-element output's backward gives for one sign of dY only (:func:`one_sign_only`).

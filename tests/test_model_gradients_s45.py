@@ -166,17 +166,3 @@ def temporal_softmax_loss(x, y, mask, verbose=False):
     dx_flat *= mask_flat[:, None]
     return loss, dx_flat.reshape(N, T, V)
 """
-
-
-def test_labels_of_two_axes_in_init_are_told_to_come_from_targets(tmp_path):
-    """students45 F2: CS231n's temporal_softmax_loss(x, y, mask) with y (N, T) in --init (a nested list: float64)
-    raised IndexError, exit 3, with no way out named; the message now names --targets labels:K, which runs."""
-    f = student(tmp_path, TEMPORAL, "rnn_layers.py")
-    mask = '"mask": [[1, 1, 0], [1, 0, 0]]'
-    p = run_here("check", f"{f}::temporal_softmax_loss", "--loss", "--input-shape", "2,3,4", "--init",
-                 '{"y": [[0, 1, 3], [2, 2, 0]], ' + mask + "}")
-    text = both(p)
-    assert p.returncode == 3 and "leave y out of --init and draw it with --targets labels:K" in text, text
-    p = run_here("check", f"{f}::temporal_softmax_loss", "--loss", "--input-shape", "2,3,4", "--targets", "labels:4",
-                 "--init", "{" + mask + "}")
-    assert p.returncode == 0 and "PASS: temporal_softmax_loss: dL/dx matches" in both(p), both(p)

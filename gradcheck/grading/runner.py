@@ -1389,7 +1389,8 @@ def _grade(sub: Path, tests_p: Path, results: Path, record: dict[str, Any], t0: 
     if data is None:
         how = (f"its pytest process was killed by {_signal_name_of(-code)}" if isinstance(code, int) and code < 0
                else f"pytest exit code {code}")
-        msg = (f"The autograder could not finish ({how}); score 0. " + (
+        msg = (f"The autograder failed ({how}: a problem on the grader's side, not in your submission); your "
+               "score is 0 for now and not final: you will be graded again. " + (  # staff45 F3: as the plugin's
                "Course staff have the log (extra_data.grader_log)." if str(log).strip() else
                "The process wrote no log (stopped from outside: the system's out-of-memory killer, or a "
                "person)."))
