@@ -782,11 +782,11 @@ def _numerical_comparisons(call, cfg, G, y_shape, sources, dkeys, shapes, displa
     analytic = [src for src in ("manual", "tape") if src in sources]
     comps: dict[str, dict[str, Comparison]] = {k: {} for k in dkeys}
     numerical: dict[str, np.ndarray] = {}
-    rtol, atol = cfg.rtol, cfg.atol
-    strict: list[str] = []  # keys whose directional test failed
+    rtol, atol, strict = cfg.rtol, cfg.atol, []  # strict: keys whose directional test failed
     large = cfg.method == "central" and bool(_large_step_note(cfg))  # the user's step: its truncation error counts
     first = dict(atols)  # each tensor's atol at its own steps, before any grew or was lowered
     many, sized = call.forward_many(y_shape), (large, max([1.0, *(float(np.max(np.abs(x), initial=0)) for x in call.inputs)]))
+    wobble = functools.cache(lambda: _analytic_roundoff(call, G, sources.get("manual", {}), cfg.seed))
     rng = np.random.default_rng([cfg.seed, 1])
 
     def scan(which, indices=None, eps=cfg.step):
@@ -812,11 +812,11 @@ def _numerical_comparisons(call, cfg, G, y_shape, sources, dkeys, shapes, displa
                                             values=lambda s: s.grad)
             notes.extend([_grown_note(display[k], a0, scale(k, sc.grad), step, cfg.step, atols[k])]
                          if step != cfg.step else [])  # |dk| as the swamp warning reads it (one number)
-        rescan = functools.partial(_at_fraction, scan, k, step)
-        cs = _versus_scan(mine := {s: sources[s][k] for s in analytic}, sc, rtol, atols[k], mask, how, rescan, *sized)
+        rescan, own = functools.partial(_at_fraction, scan, k, step), lambda: {"manual": wobble().get(k)}
+        cs = _versus_scan(mine := {s: sources[s][k] for s in analytic}, sc, rtol, atols[k], mask, how, rescan, *sized, own)
         if roundoff is not None and _own_scale(k, scale(k, sc.grad), atols, roundoff[k], display[k], notes, below_floor(
                 k, scale(k, sc.grad)), k in strict and cs, extrapolating=not large and sc.d_plus is not None):
-            cs = _versus_scan(mine, sc, rtol, atols[k], mask, how, rescan, *sized)
+            cs = _versus_scan(mine, sc, rtol, atols[k], mask, how, rescan, *sized, own)
             cs = _own_scale_blind(cs, atols[k], sc.grad, mask, display[k], notes, scale(k, sc.grad))
         _keep(numerical, comps[k], complex_keys, k, sc, cs, display[k])
 
@@ -1043,7 +1043,7 @@ def _own_scale_blind(cs, atol, numerical, mask, name, notes, top):
 
 
 def _versus_scan(analytic: dict[str, np.ndarray], sc, rtol, atol, mask=None, how="elements", rescan=None,
-                 large=False, scale=1.0):
+                 large=False, scale=1.0, own=None):
     """``{"<src>-vs-numerical": Comparison}`` of each analytic gradient with a numerical :class:`Scan`.
 
     ``rescan(indices, fraction) -> Scan``: the same differences at ``fraction`` of the step, at those indices;
@@ -1054,8 +1054,8 @@ def _versus_scan(analytic: dict[str, np.ndarray], sc, rtol, atol, mask=None, how
     are all within the step's truncation error (:func:`step_covered`, from the same ``h/2`` and ``h/4``) gives no
     verdict (``unchecked="step"``, NOT CHECKED): a correct tanh at eps=1 was a FAIL with 7 kinks (newuser23 M4).
     A comparison whose failing elements all have differences that cannot tell (:func:`_extrapolate`'s unsettled
-    ones; ``scale``: the largest ``|x|`` of the inputs) gives none
-    either (``unchecked="converge"``, verify43c F4)."""
+    ones; ``scale``: the largest ``|x|`` of the inputs; ``own() -> {src: array}``: an analytic gradient's own round-off,
+    :func:`_analytic_roundoff`) gives none either (``unchecked="converge"``, verify43c F4)."""
     kinks = {src: kink_mask(g, sc.grad, sc.d_plus, sc.d_minus, rtol=rtol, atol=atol) for src, g in analytic.items()}
     union = np.logical_or.reduce([*kinks.values(), np.zeros(np.shape(sc.grad), dtype=bool)])
     inside = np.ones(np.shape(sc.grad), dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
@@ -1074,7 +1074,7 @@ def _versus_scan(analytic: dict[str, np.ndarray], sc, rtol, atol, mask=None, how
     done, before = np.zeros(np.shape(sc.grad), dtype=bool), sc.grad
     unsettled = done
     if not large and rescan is not None and sc.d_plus is not None:
-        done, unsettled = _extrapolate(analytic, sc, rtol, atol, inside, kinks, rescan, scale)
+        done, unsettled = _extrapolate(analytic, sc, rtol, atol, inside, kinks, rescan, scale, own)
     out = {}
     for src, g in analytic.items():
         c = compare(g, sc.grad, f"{src}-vs-numerical", rtol=rtol, atol=atol, mask=mask, how=how, kinks=kinks[src])
@@ -1090,7 +1090,7 @@ def _versus_scan(analytic: dict[str, np.ndarray], sc, rtol, atol, mask=None, how
     return out
 
 
-def _extrapolate(analytic: dict[str, np.ndarray], sc, rtol, atol, inside, kinks, rescan, scale=1.0):
+def _extrapolate(analytic: dict[str, np.ndarray], sc, rtol, atol, inside, kinks, rescan, scale=1.0, own=None):
     """Where an analytic gradient fails the central difference ``sc.grad`` at the default step (not at a kink), replace
     that difference, in place, by Richardson's extrapolation from the same differences at half and a quarter of the
     step where it has converged (:func:`gradcheck.compare.extrapolated`: the truncation error of the step, which the
@@ -1113,7 +1113,11 @@ def _extrapolate(analytic: dict[str, np.ndarray], sc, rtol, atol, inside, kinks,
     gradient: a clause leaving entries whose differences and gradient were both under ``atol`` times ``|x|``
     unsettled hid real bugs (verify44b F1: a saturated tanh at ``X + 1000`` whose backward adds 1e-6; verify44c F1:
     a sign-flipped dX of ``tanh(1e-3 x)`` at ``X + 1e4``; a Linear's at ``|x|`` = 1e14), so it was taken out: a
-    right post-LN attention's ``dW_q`` at ``X + 3000`` FAILs again, as before this session."""
+    right post-LN attention's ``dW_q`` at ``X + 3000`` FAILs again, as before this session. The estimates' round-off
+    is the measured one (:func:`_measured_roundoff`), not ``atol`` times four, which made a 1% wrong ``tanh(1e-3 x)``
+    at ``X + 1e4`` unsettled (verify44c H1); a right attention at ``X - 3000``, whose backward's own round-off (a
+    ``db_k`` of 1e-9 where the truth is 0) that atol happened to cover, is unsettled within ``own()`` (per analytic
+    source, :func:`_analytic_roundoff`)."""
     fails = np.logical_or.reduce([mismatched(g, sc.grad, rtol, atol) & inside & ~kinks[src]
                                   for src, g in analytic.items()] + [np.zeros(np.shape(sc.grad), dtype=bool)])
     done, unsettled = np.zeros(fails.shape, dtype=bool), np.zeros(fails.shape, dtype=bool)
@@ -1132,8 +1136,11 @@ def _extrapolate(analytic: dict[str, np.ndarray], sc, rtol, atol, inside, kinks,
         at[tuple(np.array(idx).T)] = True
         sigma = _measured_roundoff(sc, rescan, idx) if scale >= UNSETTLED_SCALE else None
         R, ok, top, lo, hi, noise = _deeper(sc.grad, rescan, idx, rtol, atol, top, sigma)
-        loose = at & _within_spread(analytic, np.where(ok, R, lo), np.where(ok, R, hi), rtol, noise)
-        loose &= scale >= UNSETTLED_SCALE  # near 1 the atol bounds the round-off (fixg28 H1: a doubled tiny dX)
+        if scale < UNSETTLED_SCALE:  # near 1 the atol bounds the round-off (fixg28 H1: a doubled tiny dX)
+            loose = np.zeros(fails.shape, dtype=bool)
+        else:
+            theirs = {src: NOISE_SIGMAS * g for src, g in (own() if own else {}).items() if g is not None}
+            loose = at & _within_spread(analytic, np.where(ok, R, lo), np.where(ok, R, hi), rtol, noise, theirs)
         at &= ok
         sc.grad = np.where(at, R, sc.grad)
         done |= at
@@ -1173,18 +1180,26 @@ NOISE_SIGMAS = 3.0
 def _measured_roundoff(sc, rescan, idx) -> np.ndarray:
     """The standard deviation of the round-off of the central difference ``C(h)`` at each element of ``idx`` (0
     elsewhere, and where none is detected), from the noise of the loss (:func:`gradcheck.numerical.noise_level`) at
-    ``x + j h`` :data:`NOISE_SPACING`, ``j = -3..3``: 6 forwards per element. ``atol`` estimates the round-off from
-    the output's size; a forward whose intermediates are far larger has more (verify44c F7: attention at
+    ``x + j h`` :data:`NOISE_SPACING`, ``j = -3..3``: 6 forwards per element; where the loss's values there round
+    alike (their changes below its last bit), again at the spacing ``h`` (6 more). ``atol`` estimates the round-off
+    from the output's size; a forward whose intermediates are far larger has more (verify44c F7: attention at
     ``K + 1e6``, scores of 1e6 with round-off 1e-10, ``C(h)`` off by 4e-6 at ``h = 6e-6``, deeper steps worse, and a
-    right ``dQ`` FAILed at 0.29)."""
-    at = tuple(np.array(idx).T)
+    right ``dQ`` FAILed at 0.29), one whose terms' round-off does not add up has less (verify44c H1: ``tanh(1e-3 x)``
+    at ``X + 1e4``, measured 2.7e-15 where atol is 8.9e-14; ``sigmoid(1e-3 x)`` at ``X * 1e6``, whose loss moves by
+    1e-18 at ``h / 4096``, 3e-15 at ``h``, its gradient 5e-14)."""
     out = np.zeros(np.shape(sc.grad))
-    scans = [rescan(idx, j * NOISE_SPACING) for j in (1, 2, 3)]
-    if any(s.d_plus is None for s in scans):
-        return out
-    u = np.stack([*(-j * scans[j - 1].d_minus[at] for j in (3, 2, 1)), np.zeros(len(idx)),
-                  *(j * scans[j - 1].d_plus[at] for j in (1, 2, 3))])  # (L(x + j delta) - L(x)) / delta
-    out[at] = np.nan_to_num(noise_level(u), nan=0.0) * NOISE_SPACING / np.sqrt(2)
+    for spacing in (NOISE_SPACING, 1.0):
+        at = tuple(np.array(idx).T)
+        scans = [rescan(idx, j * spacing) for j in (1, 2, 3)]
+        if any(s.d_plus is None for s in scans):
+            return out
+        u = np.stack([*(-j * scans[j - 1].d_minus[at] for j in (3, 2, 1)), np.zeros(len(idx)),
+                      *(j * scans[j - 1].d_plus[at] for j in (1, 2, 3))])  # (L(x + j delta) - L(x)) / delta
+        level = noise_level(u)
+        out[at] = np.nan_to_num(level, nan=0.0) * spacing / np.sqrt(2)
+        idx = [ix for ix, v in zip(idx, level) if v == 0]  # rounds alike: the spacing is below its last bit
+        if not idx:
+            break
     return out
 
 
@@ -1198,13 +1213,15 @@ def _deeper(c0, rescan, idx, rtol, atol, top, sigma=None):
     Wright sec. 8.1; or :data:`ABOVE_ROUNDOFF` times the round-off), the same from a quarter of ``f`` (up to
     :data:`EXTRAPOLATION_LEVELS` times); ``fraction`` is the last ``f``, for the other elements. ``lo``, ``hi``: the
     smallest and largest of each element's last estimates (``C(f h/2)``, ``C(f h/4)`` and both extrapolations);
-    ``noise``: their round-off, ``atol`` (``C(h)``'s) times ``4 / f``, or :data:`NOISE_SIGMAS` times ``sigma`` (the
-    measured deviation of ``C(h)``'s, :func:`_measured_roundoff`) times ``4 / f`` where that is more; a step further
+    ``noise``: their round-off, :data:`NOISE_SIGMAS` times ``sigma`` (the measured deviation of ``C(h)``'s,
+    :func:`_measured_roundoff`) times ``4 / f`` where it was measured, else ``atol`` (which only bounds it: 30 times
+    the measure for ``tanh(1e-3 x)`` at ``X + 1e4``, or is the floor) times ``4 / f`` (verify44c H1); a step further
     down is taken only where the differences change by more than that (below it they are round-off, which grows as
     the step shrinks)."""
     R = np.array(c0, dtype=np.float64)
     ok, lo, hi, live = np.zeros(R.shape, dtype=bool), R.copy(), R.copy(), list(idx)
     noise = np.full(R.shape, float(atol))
+    known = np.zeros(R.shape, dtype=bool) if sigma is None else sigma > 0  # measured: atol only bounds it
     c1 = c0 if top == 1.0 else rescan(live, top).grad
     for level in range(EXTRAPOLATION_LEVELS + 1):
         c2, c4 = rescan(live, top / 2).grad, rescan(live, top / 4).grad
@@ -1218,7 +1235,7 @@ def _deeper(c0, rescan, idx, rtol, atol, top, sigma=None):
             lo, hi = np.where(at, np.fmin.reduce(vals), lo), np.where(at, np.fmax.reduce(vals), hi)
         R, ok = np.where(at, np.where(okl, Rl, c4), R), ok | at & (okl | settled)
         measured = NOISE_SIGMAS * 4 * (0.0 if sigma is None else sigma) / top
-        noise = np.where(at, np.maximum(4 * atol / top, measured), noise)
+        noise = np.where(at, np.where(known, measured, np.maximum(4 * atol / top, measured)), noise)
         steps = (H2_SHRINK[0] <= ratio) & (ratio <= H2_SHRINK[1]) | (np.abs(c2 - c4) > ABOVE_ROUNDOFF * atol * 4 / top)
         steps &= np.abs(c2 - c4) > measured
         go = at & ~ok & steps
@@ -1228,17 +1245,48 @@ def _deeper(c0, rescan, idx, rtol, atol, top, sigma=None):
     return R, ok, top, lo, hi, noise
 
 
-def _within_spread(analytic: dict[str, np.ndarray], lo, hi, rtol, noise) -> np.ndarray:
-    """Where some analytic gradient is within ``[lo, hi]`` widened by its own width, ``rtol`` and the estimates'
-    round-off ``noise``: :func:`_deeper`'s estimates cannot tell it from the derivative; outside, it differs from
-    every one of them by more than they differ among themselves and their round-off (a backward off by 1e-4 at
-    ``X + 3000``: still a FAIL)."""
+def _within_spread(analytic: dict[str, np.ndarray], lo, hi, rtol, noise, own=None) -> np.ndarray:
+    """Where some analytic gradient is within ``[lo, hi]`` widened by its own width, ``rtol``, the estimates'
+    round-off ``noise`` and its own (``own``: ``{src: array}``, :func:`_analytic_roundoff`): :func:`_deeper`'s
+    estimates cannot tell it from the derivative; outside, it differs from every one of them by more than they differ
+    among themselves and their round-off and its own (a backward off by 1e-4 at ``X + 3000``: still a FAIL)."""
+    own = {} if own is None else own
     with np.errstate(invalid="ignore"):
         width = hi - lo
         return np.logical_or.reduce([
-            (g >= lo - width - (rtol * (np.abs(g) + np.abs(lo)) + noise))
-            & (g <= hi + width + (rtol * (np.abs(g) + np.abs(hi)) + noise)) for g in analytic.values()])
+            (g >= lo - width - (rtol * (np.abs(g) + np.abs(lo)) + noise + own.get(src, 0.0)))
+            & (g <= hi + width + (rtol * (np.abs(g) + np.abs(hi)) + noise + own.get(src, 0.0)))
+            for src, g in analytic.items()])
 
+
+def _analytic_roundoff(call: Call, G: np.ndarray, manual: Mapping[str, np.ndarray], seed: int) -> dict:
+    """``{key: array}``: the round-off of the student's gradients ``manual`` (backward's for ``dY = G``), the largest
+    change of each entry when each nonzero input entry moves by one unit in its last place, up or down at random
+    (:data:`ROUNDOFF_DRAWS` times), at least the root mean square of those changes over the tensor (a few draws
+    understate one entry's): at inputs of 3000 the same backward computes its terms as large and keeps their rounding
+    (a right attention's ``db_k``, 0 in exact arithmetic, is 1e-9 and moves by as much; its ``dW_q`` by 4e-6 of 2),
+    which neither the central differences' round-off nor their spread holds. Backward is first run again at the
+    inputs themselves: where it does not give ``manual`` bit for bit (it accumulates, it draws), or raises, ``{}`` (no
+    gradient is excused). ``ROUNDOFF_DRAWS + 2`` forwards, one backward fewer, the layer left at its inputs'."""
+    inputs = [np.asarray(x) for x in call.inputs]
+    rng, out = np.random.default_rng([seed, 45]), {}
+    try:
+        for n in range(ROUNDOFF_DRAWS + 1):
+            moved = [x + rng.choice([-1.0, 1.0], x.shape) * np.spacing(x) * (x != 0) if n and x.dtype == np.float64
+                     else x.copy() for x in inputs]
+            call.forward(*moved)
+            got = manual_source(call, G)
+            if not n and not all(k in got and np.array_equal(got[k], g) for k, g in manual.items()):
+                return {}
+            out = {k: np.fmax(out.get(k, 0.0), np.abs(got[k] - g)) for k, g in manual.items()} if n else out
+        call.forward(*[x.copy() for x in inputs])
+    except Exception:  # noqa: BLE001 - the check itself reports backward's errors
+        return {}
+    return {k: np.fmax(w, np.sqrt(np.mean(np.square(w)))) for k, w in out.items()}
+
+
+#: How many times :func:`_analytic_roundoff` moves the inputs by their last bit to see backward's round-off.
+ROUNDOFF_DRAWS = 4
 
 #: :func:`_deeper`'s test that central differences shrink as ``h^2`` does: halving the step quarters their change,
 #: ``|C(h/2) - C(h/4)| / |C(h) - C(h/2)|`` = 0.25 (0.22-0.25 for attention at ``X + 1000``); the bounds allow the next
