@@ -831,6 +831,16 @@ DIAGNOSES: dict[str, Record] = {
         "on {x}'s path, such as a gate (an LSTM's c_t = f * c_prev + i * g gives dc_prev = dc_t * f, the forget "
         "gate f)", "multiply {t} by that factor as forward multiplies {x} by it (an LSTM: dC = dc * f, with "
         "forward's f)", "32-lstm.md"),
+    "repeated-index-loop": Record(
+        "a loop's buffered += loses repeated ids", "{t} is what a loop over axis {a} of {x} gives with a buffered add "
+        "in each step ({eg}): the ids of one step are a fancy index, and where an id repeats within the step only one "
+        "of its dY rows is added (numpy's += does not accumulate over repeated indices)", "np.add.at(dW, ids, dY) in "
+        "one call, no loop (or np.add.at(dW, ids[k], dY[k]) inside the loop)", "30-embedding.md"),
+    "skip-path-twice": Record(
+        "skip path added twice", "{t} has the skip connection's gradient twice: it equals the correct gradient plus "
+        "dY (forward returns {x} + F({x}), whose identity path carries dY back once; backward adds dY on top of a "
+        "gradient through F that already holds it, e.g. dX = 2 * dY + ...)", "add dY once: d{x} = dY + (the gradient "
+        "through F alone)", _LIN),
     "gated-skip-missing": Record(
         "gated direct path missing", "{t} lacks the direct path from {x} to the output: it is the correct gradient "
         "minus dY times a factor between {lo:.3g} and {hi:.3g} that differs per entry and stays the same for "
@@ -857,6 +867,11 @@ DIAGNOSES: dict[str, Record] = {
         "extra 1/T", "{t} is {T} times too small: an extra 1/T (T = {T}, the time steps on axis 1 of {x} {shape}); "
         "a gradient summed over the time steps is not averaged over them", "sum over axes 0 and 1 and do not "
         "divide (e.g. db = dout.sum(axis=(0, 1)))", _LIN),
+    "factor-axis-sizes": Record(
+        "a factor of the input's sizes", "{t} is {c:.6g} times the correct gradient, and {c:.6g}{what}, from {words} "
+        "({x} of shape {s0}); at {x} of shape {s1} it is {c2:.6g}{what2}, so the factor follows those sizes: {how}",
+        "take each count from the axes forward reduces or copies over, and apply it in backward as forward does (a "
+        "mean's gradient is dY / count, spread over those axes; a copy's gradient is the sum of its copies' dY)", _LIN),
     "pool-area-missing": Record(
         "1/pool area missing", "{t} is {area} times the correct gradient: an average pool divides each window's "
         "sum by its area ({area} inputs per output), so its backward spreads dY / {area} over the window",
@@ -1106,6 +1121,25 @@ DIAGNOSES: dict[str, Record] = {
         "(out = alpha * (exp(X) - 1), alpha = {alpha:.6g} here), so {t} lacks dY * alpha at the {k} of {size} "
         "entries where X < 0 and is right elsewhere", "dX = dY * np.where(X > 0, 1, out + alpha) (or alpha * "
         "np.exp(X) there), with the alpha forward used", _ACT),
+    "elu-alpha-one": Record(
+        "ELU's alpha taken as 1", "{t} = dY * (out + 1) where X < 0: ELU's derivative there is alpha * exp(X) = out + "
+        "alpha (out = alpha * (exp(X) - 1), alpha = {alpha:.6g} here, not 1), so {t} is dY * (1 - alpha) too large "
+        "at the {k} of {size} entries where X < 0 and right elsewhere", "dX = dY * np.where(X > 0, 1, out + "
+        "self.alpha) (or self.alpha * np.exp(X) there)", _ACT),
+    "selu-scale-missing": Record(
+        "SELU's scale missing where X > 0", "{t} = dY where X > 0: forward multiplies both branches by the scale "
+        "lambda = {lam:.6g} (out = lambda * X there), so the derivative there is lambda and {t} is {lam:.6g} times too "
+        "small at the {k} of {size} entries where X > 0 (right where X < 0)", "dX = dY * lambda * np.where(X > 0, 1, "
+        "alpha * np.exp(X)): the scale on both branches, as in forward", _ACT),
+    "product-rule-dropped": Record(
+        "product rule dropped", "{t} = dY * Y / X in all {size} entries: forward is X times a function of X (Y = X * "
+        "g(X), e.g. Swish/SiLU X * sigmoid(X), Mish X * tanh(softplus(X))) and backward takes g(X) alone for the "
+        "derivative; the product rule gives g(X) + X * g'(X)", "add the second term: dX = dY * (g + X * g'(X)) (Swish: "
+        "s + X * s * (1 - s); Mish: t + X * (1 - t**2) * sigmoid(X) with t = tanh(softplus(X)))", _ACT),
+    "leaky-slopes-swapped": Record(
+        "leaky ReLU slopes swapped", "{t} = dY * np.where(X > 0, {alpha:.6g}, 1): the two branches' slopes are "
+        "swapped (forward: Y = X where X > 0, {alpha:.6g} * X where X < 0), so {t} is wrong at all {n} entries "
+        "({k} of them where X < 0)", "dX = dY * np.where(X > 0, 1, alpha)", _ACT),
     "backward-ignores-mode": Record(
         "backward ignores the mode", "{t} is the gradient of the {other} forward ({other_how}), but this forward ran "
         "in {mode} ({how}): backward uses the {other} formula whatever the mode, so here it differentiates a "
@@ -4103,7 +4137,8 @@ def _activation_signature(m, n, inputs, Y, G):
             if (softmax and other != axis % Y.ndim and close(n, vjp, 1e-5) and not close(m, n, 1e-5)
                     and close(m, Y * (G - np.sum(G * Y, axis=other, keepdims=True)), 1e-5)):
                 return "softmax-wrong-axis", {"axis": axis % Y.ndim, "other": other}
-    return _log_softmax_axis(m, n, Y, G) or _gelu_forms(m, n, inputs[0], Y, G)
+    return (_log_softmax_axis(m, n, Y, G) or _gelu_forms(m, n, inputs[0], Y, G) or _selu_scale(m, n, X, Y, G)
+            or _product_rule(m, n, X, Y, G))
 
 
 #: GELU's two forms, ``name: (forward, derivative, the derivative's formula)``: exact (erf) and tanh-approximated.
@@ -4182,7 +4217,41 @@ def _elu_alpha(m, n, X, Y, G):
     right, got = G * np.where(neg, Y + alpha, 1.0), G * np.where(neg, Y, 1.0)
     if close(n, right, 1e-5) and close(m, got, 1e-5) and not close(m, n, 1e-5):
         return "elu-alpha-missing", {"alpha": alpha, "k": int(neg.sum()), "size": X.size}
+    if abs(alpha - 1) > 1e-6 and close(n, right, 1e-5) and close(m, G * np.where(neg, Y + 1, 1.0), 1e-5) \
+            and not close(m, n, 1e-5):  # outside44: ELU' = out + 1 where out + alpha is due (right at alpha 1)
+        return "elu-alpha-one", {"alpha": alpha, "k": int(neg.sum()), "size": X.size}
     return None
+
+
+def _selu_scale(m, n, X, Y, G):
+    """A SELU (``Y = lam X`` where ``X > 0``, ``lam alpha (exp(X) - 1)`` elsewhere, ``lam`` not 1 and ``lam alpha``
+    fitted from forward's output) whose backward leaves ``lam`` out where X > 0 (outside44 SELUNoScale): ``n`` is
+    ``dY * where(X > 0, lam, lam alpha exp(X))`` and ``m`` ``dY * where(X > 0, 1, lam alpha exp(X))``; else None."""
+    if X.dtype.kind != "f" or not X.shape == Y.shape == G.shape == m.shape == n.shape:
+        return None
+    pos, e = X > 0, np.expm1(np.minimum(X, 0))
+    if not pos.any() or pos.all() or not np.any(X[pos]) or not np.any(e[~pos]):
+        return None
+    lam, la = float(Y[pos] @ X[pos] / (X[pos] @ X[pos])), float(Y[~pos] @ e[~pos] / (e[~pos] @ e[~pos]))
+    if abs(lam - 1) < 1e-6 or la <= 0 or not close(Y, np.where(pos, lam * X, la * e), 1e-9):
+        return None
+    neg_side = la * np.exp(np.minimum(X, 0))
+    if close(n, G * np.where(pos, lam, neg_side), 1e-5) and close(m, G * np.where(pos, 1.0, neg_side), 1e-5) \
+            and not close(m, n, 1e-5):
+        return "selu-scale-missing", {"lam": lam, "k": int(pos.sum()), "size": X.size}
+    return None
+
+
+def _product_rule(m, n, X, Y, G):
+    """An activation ``Y = X * g(X)`` (Swish/SiLU ``X * sigmoid(X)``, Mish ``X * tanh(softplus(X))``) whose backward
+    takes ``g(X)`` alone for the derivative, the product rule's ``X * g'(X)`` left out (outside44 SwishSigmoidOnly,
+    MishNoInner): ``m`` is ``dY * Y / X`` (every ``|X|`` above 1e-3), ``n`` is not; else None. ``Y / X`` is the
+    derivative of any ``Y = s X`` (a ReLU's mask, a scale), where ``m`` is right: not named."""
+    if X.dtype.kind != "f" or not X.shape == Y.shape == G.shape == m.shape == n.shape or X.size < 2:
+        return None
+    if np.any(np.abs(X) <= 1e-3) or close(m, n, 1e-5) or not close(m, G * (Y / X), 1e-7):
+        return None
+    return "product-rule-dropped", {"size": X.size}
 
 
 def _leaky_slope(m, n, X, Y, G):
@@ -4201,6 +4270,8 @@ def _leaky_slope(m, n, X, Y, G):
         return None
     if close(m, G * pos):
         return "leaky-slope-missing", {"alpha": alpha, "k": int(neg.sum()), "n": X.size}
+    if close(m, G * np.where(pos, alpha, 1.0), 1e-5) and not close(m, n, 1e-5):  # outside44 LeakyReLUSwapped
+        return "leaky-slopes-swapped", {"alpha": alpha, "k": int(neg.sum()), "n": X.size}
     beta = float(np.median(m[neg & (G != 0)] / G[neg & (G != 0)])) if (neg & (G != 0)).any() else alpha
     if abs(beta - alpha) > 1e-6 * max(abs(alpha), 1e-12) and close(m, G * np.where(pos, 1.0, beta), 1e-5):
         return "leaky-slope-differs", {"alpha": alpha, "beta": beta, "ratio": beta / alpha, "k": int(neg.sum()),
@@ -5314,7 +5385,25 @@ def _repeated_index_signature(L: _Layer, key, m, n=None):
         scale = float(np.sum(num * added)) / aa if bag and aa else 1.0
         if (rows > 1).any() and close(num, scale * added, 1e-5) and close(m, scale * kept, 1e-5):
             return "repeated-index", {"k": int((rows > 1).sum()), "rows": len(p), "x": name}
+        if not bag and close(num, added, 1e-5) and (axes := _loop_axes(x, G, m)):
+            egs = {0: "dW[ids[k]] += dY[k]", 1: "dW[ids[:, t]] += dY[:, t]"}
+            return "repeated-index-loop", {"a": " or ".join(map(str, axes)), "x": name, "eg": " or ".join(
+                egs.get(a, f"the buffered += along axis {a}") for a in axes)}
     return None
+
+
+def _loop_axes(x, G, m) -> list[int]:
+    """The axes of the integer ids ``x`` (two axes or more) a loop may run over when each step's buffered
+    ``dW[ids[k]] += dY[k]`` (the ids of a step a fancy index: a repeat within the step keeps one) gives ``m`` (and
+    ``np.add.at`` would not): outside44, karpathy/nn-zero-to-hero#57's loop over rows, DLfS2's over time."""
+    axes = []
+    for a in range(x.ndim if x.ndim >= 2 else 0):
+        kept = np.zeros(m.shape)
+        for k in range(x.shape[a]):
+            kept[np.take(x, k, axis=a)] += np.take(G, k, axis=a)
+        if close(m, kept, 1e-5):
+            axes.append(a)
+    return axes
 
 
 def _repeated_rows_wrong(x, p, m, n):
@@ -5369,6 +5458,78 @@ def _time_or_area(L: _Layer, key, m, n, n0=None):
     if side > 1 and side * side == area and abs(c / side - 1) < 1e-6:
         return "pool-side-only", {"area": int(area), "side": side}
     return None
+
+
+def _size_counts(x: np.ndarray, Y: np.ndarray, name: str) -> list[tuple[str, Callable, Callable]]:
+    """The counts a backward may divide by or miss, each ``(words, count(x_shape, Y_shape), its formula's text(x_shape,
+    Y_shape))``: the product of the
+    sizes of each set of axes of ``x`` but its first (the batch's), and the outputs per input ``Y.size / x.size``
+    (or its inverse) when that is a whole number above 1."""
+    from itertools import combinations
+
+    out = []
+    for k in range(1, x.ndim):
+        for axes in combinations(range(1, x.ndim), k):
+            words = (f"the size of axis {axes[0]} of {name}" if k == 1 else
+                     f"the sizes of axes {', '.join(map(str, axes[:-1]))} and {axes[-1]} of {name}")
+            out.append((words, lambda xs, ys, axes=axes: float(np.prod([xs[a] for a in axes])),
+                        lambda xs, ys, axes=axes: " x ".join(str(xs[a]) for a in axes)))
+    for words, f in (("the outputs per input, Y.size / {x}.size", lambda xs, ys: np.prod(ys) / np.prod(xs)),
+                     ("the inputs per output, {x}.size / Y.size", lambda xs, ys: np.prod(xs) / np.prod(ys))):
+        r = f(x.shape, Y.shape)
+        if r > 1 and r == int(r):
+            out.append((words.format(x=name), f, lambda xs, ys, f=f: f"{f(xs, ys):.6g}"))
+    return out
+
+
+def _size_factor(L: _Layer, key, m, n):
+    """``(code, fields)`` of ``factor-axis-sizes``: the constant factor of input ``key``'s gradient (the first, float,
+    two axes or more) is a count of its shape (:func:`_size_counts`), its inverse or square root, and follows it: at
+    an input with each axis but the batch's grown (by 1, 2, ...) the factor is that count there (outside44: a global
+    average pool's backward without 1/(H*W), by H alone, a nearest upsampling's averaged for summed, a scaled
+    positional encoding's sqrt(d_model) left out); else None."""
+    x = L.inputs[0]
+    ok = np.isfinite(n)
+    if key != L.keys[0] or x.dtype.kind != "f" or x.ndim < 2 or not np.any(n[ok]):
+        return None
+    c = _ls_factor(m[ok], n[ok])
+    forms = ((1.0, ""), (-1.0, "1/"), (0.5, "sqrt"), (-0.5, "1/sqrt"))
+    hits = [(w, f, t, e, p) for w, f, t in _size_counts(x, L.Y, L.names[0]) for e, p in forms
+            if (v := f(x.shape, L.Y.shape)) > 1 and abs(v ** e / c - 1) < 1e-6]
+    if not hits:
+        return None
+    shape = (x.shape[0], *(s + a for a, s in enumerate(x.shape[1:], 1)))
+    x2 = np.random.default_rng([L.seed, 45]).standard_normal(shape).astype(x.dtype)
+    xs = [x2, *L.inputs[1:]]
+    c2 = _factor_at_inputs(L, key, xs)
+    if c2 is None:
+        return None
+    Y2 = np.shape(L.proxy.forward(*[v.copy() for v in xs], training=L.training))
+    L.forward_again()
+    left = [(w, t, e, p, f(x.shape, L.Y.shape), Y2) for w, f, t, e, p in hits
+            if abs(f(shape, Y2) ** e / c2 - 1) < 1e-6]
+    if not left:
+        return None
+    w, t, e, p, v, Y2 = left[0]  # the fewest axes first: one count named
+    said = lambda xs, ys: (f"{p}({t(xs, ys)})" if "sqrt" in p or (p and " x " in t(xs, ys))  # noqa: E731
+                           else f"{p}{t(xs, ys)}")
+    eq = lambda k, w: "" if w == f"{k:.6g}" else f" = {w}"  # noqa: E731 - "5", not "5 = 5"
+    return "factor-axis-sizes", {"c": c, "c2": c2, "what": eq(c, said(x.shape, L.Y.shape)),
+                                 "what2": eq(c2, said(shape, Y2)), "words": w, "x": L.names[0], "s0": V.fmt_shape(x.shape), "s1": V.fmt_shape(shape),
+                                 "how": _SIZE_HOW[(e > 0, abs(e) < 1)].format(v=f"{v:.6g}")}
+
+
+#: what a factor ``(too large, a square root)`` of a count says backward did (:func:`_size_factor`)
+_SIZE_HOW = {
+    (True, False): "backward misses a division by {v} that forward makes (a mean over those axes), or divides by "
+                   "fewer of them than forward does",
+    (False, False): "backward divides by {v} where forward does not (e.g. it averages the gradients of copies, which "
+                    "must be summed: an upsampling's np.repeat, a broadcast)",
+    (True, True): "backward misses a division by sqrt({v}) that forward makes, or multiplies by it where forward "
+                  "does not",
+    (False, True): "backward misses the factor sqrt({v}) forward multiplies by (e.g. X * sqrt(d_model)), or divides "
+                   "by it where forward does not",
+}
 
 
 def _next_h_signature(L: _Layer, key, m, n):
@@ -5470,6 +5631,8 @@ def _skip_signature(L: _Layer, key, m, n):
         return None
     if close(m + L.G, n, 1e-5) and not close(m, n, 1e-5) and not close(m, 0 * m):
         return "skip-path-missing", {"x": L.names[got[0]]}
+    if close(m - L.G, n, 1e-5) and not close(m, n, 1e-5) and not close(n, 0 * n):  # outside44 ResidualSkipTwice
+        return "skip-path-twice", {"x": L.names[got[0]]}
     return None
 
 
@@ -6649,6 +6812,8 @@ def layer_signature(L: _Layer, t: str, m: Any, n: Any, rtol: float, atol: float,
         f = _find("factor-sqrt-d", t, **g)  # tester19s: attention's 1/sqrt(d_k) = 1/2 at a batch of 2
     if f is not None and f.code == "factor" and (g := _factor_attribute(L, m, n)) is not None:
         f = _find(g.pop("code"), t, **g)  # tester20s M10: softmax(x / T) whose backward misses 1/T
+    if f is not None and f.code == "factor" and (g := _size_factor(L, key, m, n)) is not None:
+        f = _find(g[0], t, **g[1])  # outside44: a global average pool's 1/(H*W), an upsampling's sum, sqrt(d_model)
     if f is not None and f.code == "factor" and (g := _sqrt_dk(L, m, n)) is not None:
         f = _find("factor-sqrt-dk", t, **g)  # newuser22: lesson 33's attention_bug.py was "a constant factor"
     if f is not None and f.code in ("factor", "factor-inverse-batch") and (g := _per_layer_m(L, m, n)):
@@ -8222,16 +8387,24 @@ def _factor_at_more(L: _Layer, key: str) -> float | None:
           for x, g in zip(L.inputs, grow)]
     shape = list(np.shape(L.Y))
     shape[ax] = N + 1
-    G = np.random.default_rng([L.seed, 21]).standard_normal(shape)
+    return _factor_at_inputs(L, key, xs, tuple(shape))
+
+
+def _factor_at_inputs(L: _Layer, key: str, xs: Sequence[np.ndarray], shape: tuple | None = None) -> float | None:
+    """The constant factor of input or parameter ``key``'s gradient (backward's over central differences) at inputs
+    ``xs`` and a new upstream gradient, or None when there is none, the layer raises there or its output's shape is
+    not ``shape`` (when given). The layer's cache is set back to the check's input after."""
+    i = L.names.index(key[1:]) if key[1:] in L.names else -1
     try:
         Y = L.proxy.forward(*[x.copy() for x in xs], training=L.training)
-        if np.shape(Y) != G.shape:
+        if shape is not None and np.shape(Y) != shape:
             return None
+        G = np.random.default_rng([L.seed, 21]).standard_normal(np.shape(Y))
         _reset_grads(L.proxy)  # (a parameter's gradient read from the layer's grads after this backward alone)
         back = L.proxy.backward(G.copy())
         m2 = np.asarray(L.proxy.grads[key] if i < 0 else _as_list(back, len(xs))[i], dtype=np.float64)
         n2 = L.numer([key], xs=xs, G=G)[key]
-    except Exception:  # noqa: BLE001 - no second batch size to be had: the caller keeps its name
+    except Exception:  # noqa: BLE001 - no second shape to be had: the caller keeps its name
         return None
     finally:
         L.forward_again()  # the check's own forward ran before: same input again
