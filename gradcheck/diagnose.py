@@ -482,6 +482,12 @@ DIAGNOSES: dict[str, Record] = {
         "axis where the other is meant (N = dY.shape[1] for the number of rows, D = dY.shape[0] for the number of "
         "columns), and the two are equal at the drawn shape",
         "take each count from the axis it counts (the rows of an (N, D) array: X.shape[0]; its columns: X.shape[1])"),
+    "size-kept": Record(  # at_other_batch (verify44b F7: a batch norm keeping its first call's N)
+        "a size kept from an earlier call", "{t} {verb} right where {x} has the shape {s0}, the shape of the first "
+        "call, and wrong at {s1} and at {s2}, where its axes are of one size again (so it is no size read from the "
+        "other axis): backward uses a size, a count or a statistic kept from an earlier call (e.g. `if not "
+        "hasattr(self, 'N'): self.N = X.shape[0]`)", "read each size from this call's arrays (N = X.shape[0] in every "
+        "forward, or from dY in backward), never only on the first call"),
     "reused-sublayer": Record(  # _reused_sublayer (newuser38 F8)
         "one sub-layer used twice", "{what}: one layer object keeps one cache, so its second call overwrites what "
         "the first call's backward needs, and backward reads the last call's cache at every use",
@@ -8061,9 +8067,13 @@ def at_other_batch(layer: Any, X: Any, diag: Diagnosis, check: Any, seed: int) -
     if d.error is None and (ts := [t for t in (d.result.failing_tensors if d.result else []) if t]):
         # right at the drawn shape, wrong with one axis grown: the sizes of two axes swapped, whatever the numbers
         # there resemble (the statistics' terms 6/5 too large read as Bessel's N-1, or as missing: verify43c F11)
+        sq = tuple(k + 1 if x0.shape.count(k) > 1 else k for k in x0.shape)  # the equal axes grown alike
+        _, d3 = _again_at(lambda: check([np.random.default_rng([seed, 45]).standard_normal(sq).astype(x0.dtype),
+                                         *inputs[1:]]), keep_pass=True)
+        kept = d3 is not None and not d3.passed and d3.error is None  # wrong where the axes are equal again
         d.findings = [f for f in d.findings if f.severity != "error"] + [_find(
-            "wrong-axis-size", ", ".join(ts), verb="is" if len(ts) == 1 else "are", x=x, s0=x0.shape, s1=shape,
-            a=a, n=x0.shape[a], n1=shape[a])]
+            "size-kept" if kept else "wrong-axis-size", ", ".join(ts), verb="is" if len(ts) == 1 else "are", x=x,
+            s0=x0.shape, s1=shape, s2=sq, a=a, n=x0.shape[a], n1=shape[a])]  # verify44b F7: a stale N at 6 x 6
     d.findings.append(Finding("other-batch-note", line + ": the layer passes at the drawn input but FAILS there; "
                               "the table and diagnosis are at that input", severity="info"))
     return d
