@@ -842,6 +842,26 @@ DIAGNOSES: dict[str, Record] = {
         "in each step ({eg}): the ids of one step are a fancy index, and where an id repeats within the step only one "
         "of its dY rows is added (numpy's += does not accumulate over repeated indices)", "np.add.at(dW, ids, dY) in "
         "one call, no loop (or np.add.at(dW, ids[k], dY[k]) inside the loop)", "30-embedding.md"),
+    "attention-dv-untransposed": Record(
+        "attention weights not transposed in dV", "{t} = P @ dY with P = softmax(Q K^T s) the attention weights: "
+        "forward's output is P @ {v}, so the gradient of {v} is P^T @ dY (P's query and key axes swapped); the two "
+        "have one shape only because the query and key lengths are equal", "d{v} = P.swapaxes(-1, -2) @ dY (in 2-D: "
+        "P.T @ dY)", "33-attention.md"),
+    "log-softmax-no-sum": Record(
+        "log-softmax backward without the sum", "{t} = dY - p * dY with p = exp(out): a log-softmax's Jacobian "
+        "mixes every entry of its axis, so the second term takes the sum of dY over that axis ({axis}), not dY entry "
+        "by entry", "dX = dY - p * dY.sum(axis={axis}, keepdims=True)", "03-softmax-cross-entropy.md"),
+    "label-smoothing-target": Record(
+        "label smoothing: backward's target is not forward's", "{t} = (softmax({pred}) - t'){per} with t' {how}, but "
+        "the loss forward computes is the cross-entropy with the smoothed target t = {on:.6g} at the label and "
+        "{off:.6g} at each of the other {K} classes, whose gradient is (softmax({pred}) - t){per}",
+        "build one smoothed target in forward, keep it (self.t = ...), and use it in backward: d{pred} = (p - self.t)"
+        "{per}", "03-softmax-cross-entropy.md"),
+    "hinge-zero-margins": Record(
+        "hinge: margins of 0 counted", "{t} is {scale} at every entry off the label: backward counts every margin, "
+        "the {zero} clamped to 0 (whose gradient is 0) as well{also}: a mask margins >= 0 after np.maximum(0, ...), "
+        "which is true everywhere", "count the positive margins alone: mask = (margins > 0), with the label's margin "
+        "set to 0 first; then mask[range(N), y] -= mask.sum(axis=1)", "03-softmax-cross-entropy.md"),
     "skip-path-twice": Record(
         "skip path added twice", "{t} has the skip connection's gradient twice: it equals the correct gradient plus "
         "dY (forward returns {x} + F({x}), whose identity path carries dY back once; backward adds dY on top of a "
@@ -2570,6 +2590,7 @@ def name_loss_gradient(tensor: str, manual: Any, numerical: Any, forward, y_true
     return (found or name_fused_softmax_ce(tensor, manual, numerical, y_true, y_pred, names[0])
             or name_fused_sigmoid_bce(tensor, manual, numerical, y_true, y_pred, names[0])
             or name_softmax_ce_label(tensor, manual, numerical, y_true, y_pred, names[0])
+            or name_label_smoothing(tensor, manual, numerical, y_true, y_pred, names[0])
             or name_hinge_count(tensor, manual, numerical, y_true)
             or name_label_added(tensor, manual, numerical, y_true)
             or name_huber_clip(tensor, manual, numerical, y_true, y_pred)
@@ -2619,6 +2640,46 @@ def name_softmax_ce_label(tensor: str, manual: Any, numerical: Any, y_true: Any,
     for value, got, how, fix in slips:
         if close(m, value * scale, 1e-9, 1e-12):
             return _find("softmax-ce-label", tensor, got=got, pred=pred, want=want, how=how, fix=fix)
+    return None
+
+
+def _smoothed_target(g: np.ndarray, p: np.ndarray, y: np.ndarray, scale: float) -> tuple[float, float] | None:
+    """``(on, off)`` when ``p - g / scale`` is a smoothed one-hot of the labels ``y``: ``on`` at each row's label,
+    ``off`` at every other entry (to 1e-7); else None."""
+    t = p - g / scale
+    lab = np.zeros(t.shape, dtype=bool)
+    lab[np.arange(len(y)), y] = True
+    on, off = t[lab], t[~lab]
+    if np.ptp(on) > 1e-7 or np.ptp(off) > 1e-7 or abs(float(on[0]) + (t.shape[1] - 1) * float(off[0]) - 1) > 1e-6:
+        return None
+    return float(on[0]), float(off[0])
+
+
+def name_label_smoothing(tensor: str, manual: Any, numerical: Any, y_true: Any, y_pred: Any,
+                         pred: str = "y_pred") -> Finding | None:
+    """A label-smoothed softmax cross-entropy on logits whose backward takes other targets than forward (outside44
+    LabelSmoothCEHardGrad, LabelSmoothCEKm1): ``numerical`` is ``(softmax(y_pred) - t) * s`` and ``manual`` ``(softmax(
+    y_pred) - t') * s`` (``s`` 1/N or 1) with ``t`` and ``t'`` each a one-hot smoothed by a constant off the label
+    (:func:`_smoothed_target`), ``t`` smoothed, ``t'`` another; ``y_true``: labels (N,) or one-hot (N, C).
+
+    Returns
+    -------
+    Finding or None
+        ``label-smoothing-target``.
+    """
+    read, z = _class_labels(manual, numerical, y_true), np.asarray(y_pred, dtype=np.float64)
+    if read is None or z.shape != read[1].shape or not np.all(np.isfinite(z)) or close(read[0], read[1], 1e-6, 1e-9):
+        return None
+    m, n, y, _ = read
+    p = softmax(z, 1)
+    for scale in (1 / z.shape[0], 1.0):
+        if (want := _smoothed_target(n, p, y, scale)) is None or want[1] < 1e-9 or \
+                (got := _smoothed_target(m, p, y, scale)) is None:
+            continue
+        how = ("the hard one-hot target (the smoothing left out of the gradient)" if got[1] < 1e-12 else
+               f"{got[0]:.6g} at the label and {got[1]:.6g} elsewhere")
+        return _find("label-smoothing-target", tensor, pred=pred, how=how, on=want[0], off=want[1], K=z.shape[1] - 1,
+                     per=" / N" if scale != 1 else "")
     return None
 
 
@@ -3102,8 +3163,16 @@ def name_hinge_count(tensor: str, manual: Any, numerical: Any, y_true: Any) -> F
     if s <= 0 or not np.all((np.abs(off) <= 1e-6 * s) | (np.abs(off - s) <= 1e-6 * s)):
         return None
     count = (np.abs(off - s) <= 1e-6 * s).sum(axis=1)
-    if (not np.allclose(n[rows, y], -s * count, rtol=1e-6, atol=1e-6 * s)
-            or not np.allclose(np.where(label, 0.0, m), off, rtol=1e-6, atol=1e-6 * s)):
+    if not np.allclose(n[rows, y], -s * count, rtol=1e-6, atol=1e-6 * s):
+        return None
+    scale = f"1/N = 1/{n.shape[0]}" if abs(s * n.shape[0] - 1) < 1e-6 else f"scale {s:.6g}"
+    if (count < n.shape[1] - 1).any() and np.allclose(np.where(label, s, m), s, rtol=1e-6, atol=1e-6 * s):
+        K, zero = n.shape[1], int((n.shape[1] - 1 - count).sum())  # outside44 svm_loss_ge: margins >= 0 counted
+        label_too = np.allclose(m[rows, y], s * (1 - K), rtol=1e-6, atol=1e-6 * s)
+        return _find("hinge-zero-margins", tensor, scale=scale, zero=zero, also=(
+            f", the label's own margin (set to 0) too, so the label's entry is (1 - {K}) times the scale"
+            if label_too else ""))
+    if not np.allclose(np.where(label, 0.0, m), off, rtol=1e-6, atol=1e-6 * s):
         return None
     bad = np.abs(m[rows, y] - n[rows, y]) > 1e-6 * s
     if not bad.any():
@@ -3112,7 +3181,6 @@ def name_hinge_count(tensor: str, manual: Any, numerical: Any, y_true: Any) -> F
     got = m[rows, y]
     how = (": it subtracts 1 (times the scale) in every row, not the count" if np.allclose(got, -s, rtol=1e-6)
            else ": nothing is subtracted there" if np.allclose(got, 0, atol=1e-6 * s) else "")
-    scale = f"1/N = 1/{n.shape[0]}" if abs(s * n.shape[0] - 1) < 1e-6 else f"scale {s:.6g}"
     return _find("hinge-count", tensor, scale=scale, row=i, k=int(count[i]), exp=float(n[i, y[i]]),
                  got=float(got[i]), how=how)
 
@@ -4205,6 +4273,8 @@ def _log_softmax_axis(m, n, Y, G):
         for other in range(Y.ndim):
             if other != axis % Y.ndim and close(m, G - P * G.sum(axis=other, keepdims=True), 1e-5):
                 return "log-softmax-wrong-axis", {"axis": axis % Y.ndim, "other": other}
+        if close(m, G - P * G, 1e-5):  # outside44 LogSoftmaxNoSum: p * dY where p * dY.sum(axis) is due
+            return "log-softmax-no-sum", {"axis": axis % Y.ndim if Y.ndim > 2 else -1}
     return None
 
 
@@ -6955,6 +7025,7 @@ _DETECTORS = (
     lambda L, t, key, m, n: _next_h_signature(L, key, m, n),
     lambda L, t, key, m, n: _attention_softmax_signature(L, key, m, n),
     lambda L, t, key, m, n: _attention_mask_signature(L, key, m, n),  # bugs43 M1: a causal mask's two slips
+    lambda L, t, key, m, n: _attention_value_signature(L, key, m, n),
     lambda L, t, key, m, n: _tied_signature(L, key, m, n),
     lambda L, t, key, m, n: _head_merge_signature(L, key, m, n),
     lambda L, t, key, m, n: _attention_use_signature(L, key, m, n),
@@ -7048,6 +7119,24 @@ def _attention_mask_signature(L: _Layer, key, m, n):
             if close(P @ V, L.Y, 1e-8) and close(n, back(P * (dP - (dP * P).sum(axis=-1, keepdims=True)) * s), 1e-5) \
                     and close(m, back(Pu * (dP - (dP * Pu).sum(axis=-1, keepdims=True)) * s), 1e-5):
                 return "attention-backward-unmasked", fields
+    return None
+
+
+def _attention_value_signature(L: _Layer, key, m, n):
+    """Scaled dot-product attention ``softmax(Q K^T s) V`` (the inputs in that order, ``s`` 1/sqrt(d) or 1, forward's
+    output recomputed from them) whose backward gives V the gradient ``P @ dY``, ``P`` not transposed (shape-valid
+    when the query and key lengths are equal; outside44 AttentionVTransposed): ``n`` is ``P^T @ dY`` and ``m`` that."""
+    if len(L.inputs) != 3 or key != "@" + L.names[2] or close(m, n, 1e-5):
+        return None
+    Q, K, V = L.inputs
+    if not all(a.dtype.kind == "f" and a.ndim >= 2 for a in (Q, K, V)) or Q.shape[-1] != K.shape[-1] \
+            or K.shape[-2] != V.shape[-2] or Q.shape[-2] != K.shape[-2] or L.G.shape != L.Y.shape:
+        return None
+    for s in (1 / np.sqrt(Q.shape[-1]), 1.0):
+        P = softmax(Q @ K.swapaxes(-1, -2) * s)
+        if (P @ V).shape == L.Y.shape and close(P @ V, L.Y, 1e-8) and close(n, P.swapaxes(-1, -2) @ L.G, 1e-5) \
+                and close(m, P @ L.G, 1e-5):
+            return "attention-dv-untransposed", {"v": L.names[2]}
     return None
 
 

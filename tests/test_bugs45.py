@@ -164,3 +164,100 @@ def test_a_size_kept_from_the_first_call_is_not_called_the_other_axis():
     d = diagnose_layer(_StaleN(), (5, 5), twin=None)
     said = _said(d)
     assert not d.passed and d.codes[0] == "size-kept" and "(6, 6)" in said, said
+
+
+class _LogSoftmaxNoSum:
+    """Y = log_softmax(X) over the last axis; backward p * dY where p * dY.sum(-1) is due."""
+
+    params, grads = {}, {}
+
+    def forward(self, X):
+        Z = X - X.max(axis=-1, keepdims=True)
+        self.Y = Z - np.log(np.exp(Z).sum(axis=-1, keepdims=True))
+        return self.Y
+
+    def backward(self, dY):
+        return dY - np.exp(self.Y) * dY  # BUG: dY.sum(axis=-1, keepdims=True)
+
+
+class _AttentionDV:
+    """softmax(Q K^T / sqrt(d)) V; backward's dV = P @ dY (P not transposed) at equal query and key lengths."""
+
+    params, grads = {}, {}
+
+    def forward(self, Q, K, V):
+        self.Q, self.K, self.V, self.s = Q, K, V, 1 / np.sqrt(Q.shape[-1])
+        Z = Q @ K.transpose(0, 2, 1) * self.s
+        e = np.exp(Z - Z.max(axis=-1, keepdims=True))
+        self.P = e / e.sum(axis=-1, keepdims=True)
+        return self.P @ V
+
+    def backward(self, dY):
+        P = self.P
+        dP = dY @ self.V.transpose(0, 2, 1)
+        dS = P * (dP - (dP * P).sum(axis=-1, keepdims=True)) * self.s
+        return dS @ self.K, dS.transpose(0, 2, 1) @ self.Q, P @ dY  # BUG: P.transpose(0, 2, 1) @ dY
+
+
+@pytest.mark.parametrize("layer,shape,code", [
+    (_LogSoftmaxNoSum, (6, 5), "log-softmax-no-sum"),
+    (_AttentionDV, [(2, 4, 4), (2, 4, 4), (2, 4, 6)], "attention-dv-untransposed")])
+def test_a_log_softmax_without_the_sum_and_an_untransposed_dv_are_named(layer, shape, code):
+    """outside44 LogSoftmaxNoSum, AttentionVTransposed: 'no known bug pattern'."""
+    d = diagnose_layer(layer(), shape, twin=None)
+    assert not d.passed and d.codes[0] == code, _said(d)
+
+
+def _central(f, x, h=1e-6):
+    g = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        e = np.zeros_like(x)
+        e[i] = h
+        g[i] = (f(x + e) - f(x - e)) / (2 * h)
+    return g
+
+
+def _smoothed(N, K, y, on, off):
+    t = np.full((N, K), off)
+    t[np.arange(N), y] = on
+    return t
+
+
+def test_a_label_smoothing_target_backward_does_not_use_is_named():
+    """outside44 LabelSmoothCEHardGrad (p - onehot) and LabelSmoothCEKm1 (a/K in backward, a/(K-1) in forward)."""
+    from gradcheck.diagnose import name_loss_gradient
+
+    rng = np.random.default_rng(0)
+    x, y = rng.standard_normal((6, 5)), np.array([0, 3, 1, 4, 2, 3])
+    p = np.exp(x) / np.exp(x).sum(axis=1, keepdims=True)
+    t = _smoothed(6, 5, y, 0.9, 0.1 / 4)  # forward's: 1 - a at the label, a / (K - 1) elsewhere
+
+    def forward(y_true, z):
+        q = np.exp(z) / np.exp(z).sum(axis=1, keepdims=True)
+        return float(-(t * np.log(q)).sum() / 6)
+
+    n = _central(lambda z: forward(y, z), x)
+    assert np.allclose(n, (p - t) / 6, atol=1e-8)
+    for wrong, words in ((np.eye(5)[y], "hard one-hot"), (_smoothed(6, 5, y, 0.92, 0.02), "0.92 at the label")):
+        f = name_loss_gradient("dx", (p - wrong) / 6, n, forward, y, x, names=("x", "t"))
+        assert f is not None and f.code == "label-smoothing-target" and words in f.message, f
+    assert name_loss_gradient("dx", (p - t) / 6 * 1.5, n, forward, y, x).code != "label-smoothing-target"
+
+
+def test_a_hinge_counting_margins_of_zero_is_named():
+    """outside44 svm_loss_ge: mask = margins >= 0 after the clamp (every entry counted, the label's too)."""
+    from gradcheck.diagnose import name_loss_gradient
+
+    rng = np.random.default_rng(1)
+    x, y = rng.standard_normal((6, 5)), np.array([0, 3, 1, 4, 2, 3])
+
+    def forward(y_true, s):
+        margins = np.maximum(0, s - s[np.arange(6), y][:, None] + 1.0)
+        margins[np.arange(6), y] = 0
+        return float(margins.sum() / 6)
+
+    n = _central(lambda s: forward(y, s), x)
+    wrong = np.ones((6, 5))
+    wrong[np.arange(6), y] -= 5  # BUG: (margins >= 0) counts all 5 columns
+    f = name_loss_gradient("dx", wrong / 6, n, forward, y, x)
+    assert f is not None and f.code == "hinge-zero-margins" and "1/N = 1/6" in f.message, f
