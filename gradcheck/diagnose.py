@@ -5378,12 +5378,28 @@ def _pool_stride_signature(L: _Layer, key, m, n):
     flat, G = x.ravel(), L.G.ravel()
     for mode in ("max", "average"):
         if close(n.ravel(), _pooled(windows, flat, G, mode), 1e-5):
-            if close(m.ravel(), _pooled(unstrided, flat, G, mode), 1e-5):
+            if close(m.ravel(), _pooled(unstrided, flat, G, mode), 1e-5) or mode == "max" and close(
+                    m, _max_at_unstrided(windows, idx, strides, x, G), 1e-5):  # verify44c F4: argmax of the window
                 moved = [int(s) for s in strides[strides > 1]]
                 return "pool-stride-ignored", {"s": moved[0] if len(set(moved)) == 1 else tuple(moved), "mode": mode,
                                                "k": "x".join(str(int(e)) for e in extent[strides > 1])}
             return None
     return None
+
+
+def _max_at_unstrided(windows: np.ndarray, idx: np.ndarray, strides: np.ndarray, x: np.ndarray,
+                      G: np.ndarray) -> np.ndarray | None:
+    """A max pool's dx when each output's dY goes to its (strided) window's maximum's offset within the window but
+    from the corner at the output's index, stride 1 (``dx[n, c, i + r, j + q] += dout[n, c, i, j]`` with ``r, q``
+    from ``x[..., i*s:i*s+ph, j*s:j*s+pw]``); None when such a place falls outside ``x``."""
+    out, flat = np.zeros(x.shape), x.ravel()
+    pick = np.argmax(np.where(windows, flat[None, :], -np.inf), axis=1)
+    for o, j in enumerate(pick):
+        at = np.array(np.unravel_index(j, x.shape)) - idx[o] * strides + idx[o]
+        if np.any(at >= np.array(x.shape)):
+            return None
+        out[tuple(at)] += G[o]
+    return out
 
 
 def _pool_unravel_signature(L: _Layer, key, m, n):
@@ -5407,12 +5423,12 @@ def _pool_unravel_signature(L: _Layer, key, m, n):
         return None
     ph, pw = (int(extent[a]) for a in axes)
     idx = np.array(np.unravel_index(np.arange(L.Y.size), L.Y.shape)).T
-    for clip in (True, False):
+    for clip, order in ((True, "C"), (False, "C"), (True, "F")):  # F: r, q = k % ph, k // ph (verify44c F4)
         bug, moved = np.zeros(x.shape), 0
         for o, corner in enumerate(idx * strides):
             box = x[tuple(slice(c, c + e) for c, e in zip(corner, extent))].reshape(ph, pw)
             k = int(np.argmax(box))
-            r, q = divmod(k, ph)  # np.unravel_index(k, (pw, ph))
+            r, q = divmod(k, ph) if order == "C" else divmod(k, ph)[::-1]  # np.unravel_index(k, (pw, ph))
             r, q = (min(r, ph - 1), min(q, pw - 1)) if clip else (r, q)
             at = corner.copy()
             at[axes[0]] += r
@@ -5423,8 +5439,8 @@ def _pool_unravel_signature(L: _Layer, key, m, n):
             bug[tuple(at)] += G[o]
         else:
             if moved and close(m, bug, 1e-5):
-                return "maxpool-unravel-swapped", {"ph": ph, "pw": pw, "wrong": f"({pw}, {ph})", "k": moved,
-                                                   "o": L.Y.size}
+                return "maxpool-unravel-swapped", {"ph": ph, "pw": pw, "k": moved, "o": L.Y.size, "wrong": (
+                    f"({pw}, {ph})" if order == "C" else f"({ph}, {pw}), order='F' (r, q = k % {ph}, k // {ph})")}
     return None
 
 
@@ -5611,8 +5627,11 @@ _SIZE_HOW = {
 def _next_h_signature(L: _Layer, key, m, n):
     """An RNN step whose hidden weight's gradient takes the step's output ``next_h`` where the input hidden state
     ``prev_h`` is due (tester18s L5: ``dWh = next_h.T @ da``): a tanh step (``da = G * (1 - Y**2)``), a float input
-    of the output's shape with ``n = prev_h.T @ da``, and ``m = Y.T @ da``."""
+    of the output's shape with ``n = prev_h.T @ da``, and ``m = Y.T @ da``. The weight a parameter, or an input of a
+    function pair (CS231n's ``rnn_step_backward``: verify44c F4)."""
     p, Y = L.params.get(key), L.Y
+    if p is None and key.startswith("@") and key[1:] in L.names:
+        p = L.inputs[L.names.index(key[1:])]
     if p is None or p.ndim != 2 or Y.ndim != 2 or p.shape != (Y.shape[1], Y.shape[1]) or L.G.shape != Y.shape:
         return None
     da = L.G * (1 - Y**2)

@@ -261,3 +261,63 @@ def test_a_hinge_counting_margins_of_zero_is_named():
     wrong[np.arange(6), y] -= 5  # BUG: (margins >= 0) counts all 5 columns
     f = name_loss_gradient("dx", wrong / 6, n, forward, y, x)
     assert f is not None and f.code == "hinge-zero-margins" and "1/N = 1/6" in f.message, f
+
+
+def _pool_forward(x, pool_param):
+    ph, pw, s = pool_param["pool_height"], pool_param["pool_width"], pool_param["stride"]
+    N, C, H, W = x.shape
+    out = np.empty((N, C, 1 + (H - ph) // s, 1 + (W - pw) // s))
+    for i in range(out.shape[2]):
+        for j in range(out.shape[3]):
+            out[:, :, i, j] = x[:, :, i * s:i * s + ph, j * s:j * s + pw].reshape(N, C, -1).max(-1)
+    return out, (x, pool_param)
+
+
+def _pool_backward_with(bug):
+    def pool_backward(dout, cache):
+        x, pp = cache
+        ph, pw, s = pp["pool_height"], pp["pool_width"], pp["stride"]
+        dx = np.zeros_like(x)
+        for i in range(dout.shape[2]):
+            for j in range(dout.shape[3]):
+                k = x[:, :, i * s:i * s + ph, j * s:j * s + pw].reshape(*x.shape[:2], -1).argmax(-1)
+                r, q = (np.minimum(k % ph, ph - 1), np.minimum(k // ph, pw - 1)) if bug == "F" else (k // pw, k % pw)
+                at_i, at_j = (i, j) if bug == "stride" else (i * s, j * s)  # BUG (stride): i * s, j * s
+                for n in range(x.shape[0]):
+                    for c in range(x.shape[1]):
+                        dx[n, c, at_i + r[n, c], at_j + q[n, c]] += dout[n, c, i, j]
+        return dx
+    return pool_backward
+
+
+@pytest.mark.parametrize("bug,pp,shape,code", [
+    ("F", {"pool_height": 3, "pool_width": 2, "stride": 2}, (2, 2, 7, 6), "maxpool-unravel-swapped"),
+    ("stride", {"pool_height": 2, "pool_width": 3, "stride": 2}, (2, 2, 6, 7), "pool-stride-ignored")])
+def test_a_max_pool_pair_unravelling_column_major_or_without_the_stride_is_named(bug, pp, shape, code):
+    """verify44c F4: r, q = k % ph, k // ph (the unravel written by hand), and the window's argmax placed from (i, j)
+    where (i * s, j * s) is due: 'no known bug pattern'."""
+    import gradcheck
+
+    d = diagnose_layer(gradcheck.function_pair(_pool_forward, _pool_backward_with(bug), pool_param=pp), shape,
+                       twin=None)
+    assert not d.passed and d.codes[0] == code, _said(d)
+
+
+def _rnn_step_forward(x, prev_h, Wx, Wh, b):
+    next_h = np.tanh(x @ Wx + prev_h @ Wh + b)
+    return next_h, (x, prev_h, Wx, Wh, next_h)
+
+
+def _rnn_step_backward(dnext_h, cache):
+    x, prev_h, Wx, Wh, next_h = cache
+    da = dnext_h * (1 - next_h ** 2)
+    return da @ Wx.T, da @ Wh.T, x.T @ da, next_h.T @ da, da.sum(0)  # BUG: prev_h.T @ da
+
+
+def test_a_cs231n_rnn_step_pair_taking_next_h_for_dwh_is_named():
+    """verify44c F4: named for a sequence class, not for CS231n's rnn_step pair (Wh an input there)."""
+    import gradcheck
+
+    d = diagnose_layer(gradcheck.function_pair(_rnn_step_forward, _rnn_step_backward),
+                       [(3, 2), (3, 4), (2, 4), (4, 4), (4,)], twin=None)
+    assert not d.passed and d.codes[0] == "next-h-for-prev-h", _said(d)
