@@ -5012,6 +5012,14 @@ _LSTM_LINES = (
         "got": "do = {dh} * c_t, the cell state,", "right": "do = {dh} * tanh(c_t)",
         "why": ": h_t = o * tanh(c_t) multiplies the output gate by tanh(c_t), not by c_t",
         "fix": "do = {dh} * np.tanh(c_t), with tanh(c_t) cached in forward"}),
+    ({"o_from": "c_prev"}, {  # verify44c F4
+        "got": "do = {dh} * tanh(c_prev), the previous cell state's,", "right": "do = {dh} * tanh(c_t)",
+        "why": ": h_t = o * tanh(c_t) multiplies the output gate by the new cell state's tanh",
+        "fix": "do = {dh} * np.tanh(c_t), with tanh(c_t) (or c_t) cached in forward"}),
+    ({"carry": "i"}, {  # verify44c F4
+        "got": "dc_prev = dc_t * i, through the input gate,", "right": "dc_prev = dc_t * f",
+        "why": ": c_t = f * c_prev + i * g multiplies c_prev by the forget gate f (i multiplies g)",
+        "fix": "dc_prev = dc_t * f"}),
     ({"f_from": "dh"}, {
         "got": "df = {dh} * c_prev", "right": "df = dc_t * c_prev",
         "why": ": f reaches the outputs through c_t alone, whose whole gradient is dc_t = {dc_}{dh} * o * "
@@ -5029,9 +5037,9 @@ def _lstm_step(xs, order, dh, dc, *, f_cell=False, carry=True, local=None, tanh_
     (N, H), Wx (D, 4H), Wh (H, 4H), b (4H,), float64), its four blocks of H columns the gates in ``order`` (a
     permutation of "ifgo": CS231n's i, f, o, g; PyTorch's i, f, g, o), i, f, o sigmoids and g a tanh, ``c_t = f c +
     i g``, ``h_t = o tanh(c_t)``; and its backward for the upstream gradients ``dh``, ``dc`` (N, H) with at most one
-    line changed: ``f_cell`` (df = dc_t * c_t), ``carry=False`` (dc_prev = dc_t), ``tanh_c=False`` (dc_t = dc + dh *
+    line changed: ``f_cell`` (df = dc_t * c_t), ``carry=False`` (dc_prev = dc_t; ``"i"``: dc_t * i), ``tanh_c=False`` (dc_t = dc + dh *
     o; ``"pre"``: dc + dh * o * (1 - c_t**2)), ``f_from`` "dh" or "dc" (df from that upstream gradient alone),
-    ``o_from="c"`` (do = dh * c_t), ``local`` (``{gate: "pre" or "none"}``: its
+    ``o_from="c"`` (do = dh * c_t; ``"c_prev"``: dh * tanh(c_prev)), ``local`` (``{gate: "pre" or "none"}``: its
     derivative taken at its pre-activation, or left out), ``stack`` (the gates' gradients joined in that order).
     Returns ``((h_t, c_t), {role: gradient})``, roles x, h, c, Wx, Wh, b in ``xs``'s shapes."""
     x, h, c, Wx, Wh, b = xs
@@ -5043,13 +5051,14 @@ def _lstm_step(xs, order, dh, dc, *, f_cell=False, carry=True, local=None, tanh_
     tc = np.tanh(c_t)
     dct = dc + dh * z["o"] * ((1 - c_t ** 2) if tanh_c == "pre" else (1 - tc ** 2) if tanh_c else 1)
     dz = {"i": dct * z["g"], "f": {"dc_t": dct, "dh": dh, "dc": dc}[f_from] * (c_t if f_cell else c),
-          "g": dct * z["i"], "o": dh * (c_t if o_from == "c" else tc)}
+          "g": dct * z["i"], "o": dh * (c_t if o_from == "c" else np.tanh(c) if o_from == "c_prev" else tc)}
 
     def slope(k):  # the gate's derivative as backward writes it
         u = cut[k] if local.get(k) == "pre" else z[k]
         return 1.0 if local.get(k) == "none" else 1 - u ** 2 if k == "g" else u * (1 - u)
     da = np.concatenate([dz[k] * slope(k) for k in (stack or order)], axis=1)
-    return (z["o"] * tc, c_t), {"x": da @ Wx.T, "h": da @ Wh.T, "c": dct * z["f"] if carry else dct,
+    carried = dct * z["f"] if carry is True else dct * z["i"] if carry == "i" else dct
+    return (z["o"] * tc, c_t), {"x": da @ Wx.T, "h": da @ Wh.T, "c": carried,
                                 "Wx": x.T @ da, "Wh": h.T @ da, "b": da.sum(axis=0)}
 
 

@@ -321,3 +321,38 @@ def test_a_cs231n_rnn_step_pair_taking_next_h_for_dwh_is_named():
     d = diagnose_layer(gradcheck.function_pair(_rnn_step_forward, _rnn_step_backward),
                        [(3, 2), (3, 4), (2, 4), (4, 4), (4,)], twin=None)
     assert not d.passed and d.codes[0] == "next-h-for-prev-h", _said(d)
+
+
+def _sig(v):
+    return 1 / (1 + np.exp(-v))
+
+
+def _lstm_forward(x, prev_h, prev_c, Wx, Wh, b):
+    H = prev_h.shape[1]
+    a = x @ Wx + prev_h @ Wh + b
+    i, f, g, o = _sig(a[:, :H]), _sig(a[:, H:2 * H]), np.tanh(a[:, 2 * H:3 * H]), _sig(a[:, 3 * H:])
+    c = f * prev_c + i * g
+    return o * np.tanh(c), c, (x, prev_h, prev_c, Wx, Wh, i, f, g, o, c)
+
+
+def _lstm_backward_with(bug):
+    def lstm_backward(dnext_h, dnext_c, cache):
+        x, prev_h, prev_c, Wx, Wh, i, f, g, o, c = cache
+        tc = np.tanh(c)
+        do = dnext_h * (np.tanh(prev_c) if bug == "o" else tc)  # BUG (o): tanh(c)
+        dc = dnext_c + dnext_h * o * (1 - tc ** 2)
+        da = np.hstack([dc * g * i * (1 - i), dc * prev_c * f * (1 - f), dc * i * (1 - g ** 2), do * o * (1 - o)])
+        dprev_c = dc * i if bug == "carry" else dc * f  # BUG (carry): dc * f
+        return da @ Wx.T, da @ Wh.T, dprev_c, x.T @ da, prev_h.T @ da, da.sum(0)
+    return lstm_backward
+
+
+@pytest.mark.parametrize("bug,words", [("o", "do = dnext_h * tanh(c_prev)"), ("carry", "dc_prev = dc_t * i")])
+def test_an_lstm_steps_other_two_slips_are_named(bug, words):
+    """verify44c F4: lstm-line named df = dc * c_t, not do = dh * tanh(c_prev) nor dc_prev = dc * i."""
+    import gradcheck
+
+    d = diagnose_layer(gradcheck.function_pair(_lstm_forward, _lstm_backward_with(bug)),
+                       [(3, 2), (3, 4), (3, 4), (2, 16), (4, 16), (16,)], twin=None)
+    said = _said(d)
+    assert not d.passed and d.codes[0] == "lstm-line" and words in said, said
