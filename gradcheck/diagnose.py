@@ -3994,6 +3994,8 @@ def _context_signature(L: _Layer, t, key, m, n):
             return f
         if (f := _eps_placement(L, m, n, xi)) is not None:
             return f  # bugs43 M2: before the paths' weights, which it was named as
+        if xi.ndim == 3 and (f := _norm_axis_signature(L, key, m, n)) is not None:
+            return f  # outside44 M1: an instance norm's backward over (0, 2) was told its paths are missing
         if (f := _norm_signature(m, n, xi, G=L.G, bessel=bessel)) is not None:
             return _test_mode_batch(L, f, xi) if L.eval_mode else f
         if (f := _group_norm_signature(m, n, xi)) is not None:
@@ -5691,7 +5693,8 @@ def _norm_axis_signature(L: _Layer, key, m, n):
             or min(X.shape) < 2 or X.shape[-1] > 256 or not np.all(np.isfinite(n)) or close(m, n, 1e-5):
         return None
     last, batch = (X.ndim - 1,), tuple(range(X.ndim - 1))
-    for fwd, bwd in ((last, (0,)), (batch, last)):
+    # and an instance norm's (N, C, L) statistics over L whose backward averages over (0, 2) too (outside44 M1)
+    for fwd, bwd in ((last, (0,)), (batch, last), *(((last, (0, 2)),) if X.ndim == 3 else ())):
         for eps in _NORM_EPS:
             basis = np.stack([_norm_vjp(G, X, fwd, eps, np.eye(X.shape[-1])[j]).ravel() for j in range(X.shape[-1])], 1)
             gamma = np.linalg.lstsq(basis, n.ravel(), rcond=None)[0]
