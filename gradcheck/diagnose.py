@@ -862,6 +862,15 @@ DIAGNOSES: dict[str, Record] = {
         "the {zero} clamped to 0 (whose gradient is 0) as well{also}: a mask margins >= 0 after np.maximum(0, ...), "
         "which is true everywhere", "count the positive margins alone: mask = (margins > 0), with the label's margin "
         "set to 0 first; then mask[range(N), y] -= mask.sum(axis=1)", "03-softmax-cross-entropy.md"),
+    "rms-path-missing": Record(
+        "RMS norm: the path through rms missing", "{t} = dY * gamma / rms: forward divides by rms = sqrt(mean(X**2, "
+        "axis=-1) + eps), which depends on X too, so dX also has the path through rms, - X * (dxhat * X).sum(axis=-1) "
+        "/ (D * rms**3) (dxhat = dY * gamma)", "dX = dxhat / rms - X * (dxhat * X).sum(axis=-1, keepdims=True) / (D * "
+        "rms**3), D = X.shape[-1]", _NORM),
+    "rms-wrong-axis": Record(
+        "RMS norm: the rms path summed over the batch", "{t} takes the path through rms with (dxhat * X).sum(axis=0) "
+        "/ N, a batch norm's sum over the batch, but forward's rms is each sample's over its features (axis=-1)",
+        "dX = dxhat / rms - X * (dxhat * X).sum(axis=-1, keepdims=True) / (D * rms**3), D = X.shape[-1]", _NORM),
     "skip-path-twice": Record(
         "skip path added twice", "{t} has the skip connection's gradient twice: it equals the correct gradient plus "
         "dY (forward returns {x} + F({x}), whose identity path carries dY back once; backward adds dY on top of a "
@@ -871,8 +880,9 @@ DIAGNOSES: dict[str, Record] = {
         "gated direct path missing", "{t} lacks the direct path from {x} to the output: it is the correct gradient "
         "minus dY times a factor between {lo:.3g} and {hi:.3g} that differs per entry and stays the same for "
         "another dY, the gradient of forward mixing {x} into its output through a gate (a GRU's h_new = (1 - z) * "
-        "n + z * h carries dY * z straight back to h)", "add that path to {t}: in a GRU, dH = dY * z + (the "
-        "gradient back through the gates and n)", "32b-gru.md"),
+        "n + z * h carries dY * z straight back to h; a highway's y = t * h + (1 - t) * x carries dY * (1 - t) to x)", "add "
+        "that path to {t}: in a GRU, dH = dY * z + (the gradient back through the gates and n); in a highway, dX = dY * "
+        "(1 - t) + (the gradient back through h and t)", "32b-gru.md"),
     "attention-use-missing": Record(
         "a use of the input missing", "{t} is the gradient through {have} alone: forward uses {x} three times "
         "({uses}), and the chain rule adds the three uses' gradients, so {t} lacks {missing}{how}",
@@ -4213,8 +4223,7 @@ def _activation_signature(m, n, inputs, Y, G):
             if (softmax and other != axis % Y.ndim and close(n, vjp, 1e-5) and not close(m, n, 1e-5)
                     and close(m, Y * (G - np.sum(G * Y, axis=other, keepdims=True)), 1e-5)):
                 return "softmax-wrong-axis", {"axis": axis % Y.ndim, "other": other}
-    return (_log_softmax_axis(m, n, Y, G) or _gelu_forms(m, n, inputs[0], Y, G) or _selu_scale(m, n, X, Y, G)
-            or _product_rule(m, n, X, Y, G))
+    return _log_softmax_axis(m, n, Y, G) or _gelu_forms(m, n, inputs[0], Y, G) or _selu_scale(m, n, X, Y, G)
 
 
 #: GELU's two forms, ``name: (forward, derivative, the derivative's formula)``: exact (erf) and tanh-approximated.
@@ -4320,16 +4329,21 @@ def _selu_scale(m, n, X, Y, G):
     return None
 
 
-def _product_rule(m, n, X, Y, G):
-    """An activation ``Y = X * g(X)`` (Swish/SiLU ``X * sigmoid(X)``, Mish ``X * tanh(softplus(X))``) whose backward
-    takes ``g(X)`` alone for the derivative, the product rule's ``X * g'(X)`` left out (outside44 SwishSigmoidOnly,
-    MishNoInner): ``m`` is ``dY * Y / X`` (every ``|X|`` above 1e-3), ``n`` is not; else None. ``Y / X`` is the
-    derivative of any ``Y = s X`` (a ReLU's mask, a scale), where ``m`` is right: not named."""
-    if X.dtype.kind != "f" or not X.shape == Y.shape == G.shape == m.shape == n.shape or X.size < 2:
+def _product_rule(L: _Layer, key, m, n):
+    """An elementwise activation ``Y = X * g(X)`` (Swish/SiLU ``X * sigmoid(X)``, Mish ``X * tanh(softplus(X))``)
+    whose backward takes ``g(X)`` alone for the derivative, the product rule's ``X * g'(X)`` left out (outside44
+    SwishSigmoidOnly, MishNoInner): ``m`` is ``dY * Y / X`` (every ``|X|`` above 1e-3), ``n`` is not, and the layer is
+    elementwise (its numerical gradient at another dY is that dY times the same ``n / dY``: an RMS norm's ``gamma X /
+    rms`` is no ``X * g(X)`` entry by entry); else None. ``Y / X`` is the derivative of any ``Y = s X`` (a ReLU's
+    mask, a scale), where ``m`` is right: not named."""
+    X, Y, G = L.inputs[0], L.Y, L.G
+    if key != L.keys[0] or len(L.inputs) != 1 or X.dtype.kind != "f" or X.size < 2 \
+            or not X.shape == Y.shape == G.shape == m.shape == n.shape or np.any(np.abs(G) < 1e-6):
         return None
     if np.any(np.abs(X) <= 1e-3) or close(m, n, 1e-5) or not close(m, G * (Y / X), 1e-7):
         return None
-    return "product-rule-dropped", {"size": X.size}
+    G2 = np.random.default_rng([L.seed, 46]).standard_normal(G.shape)
+    return ("product-rule-dropped", {"size": X.size}) if close(L.numer([key], G=G2)[key], G2 * (n / G), 1e-5) else None
 
 
 def _leaky_slope(m, n, X, Y, G):
@@ -5713,6 +5727,32 @@ def _norm_axis_signature(L: _Layer, key, m, n):
     return None
 
 
+def _rms_signature(L: _Layer, key, m, n):
+    """An RMS norm ``Y = gamma * X / r``, ``r = sqrt(mean(X**2, axis=-1) + eps)`` (gamma per feature, fitted; eps
+    among :data:`_NORM_EPS`), whose backward leaves out the path through ``r`` (``dX = dY * gamma / r``) or takes
+    that path's sum over the batch (axis 0, a batch norm's) where the features' is due (outside44 RMSNormNoRmsPath,
+    RMSNormBatchMean): ``n`` the correct dX, recomputed, and ``m`` that backward's; else None."""
+    X, G, Y = L.inputs[0], L.G, L.Y
+    if key != L.keys[0] or X.ndim != 2 or X.dtype.kind != "f" or not X.shape == Y.shape == G.shape == m.shape \
+            or min(X.shape) < 2 or close(m, n, 1e-5) or not np.all(np.isfinite(n)):
+        return None
+    N, D = X.shape
+    for eps in _NORM_EPS:
+        r = np.sqrt((X ** 2).mean(axis=-1, keepdims=True) + eps)
+        gamma = np.sum(Y * X / r, axis=0) / np.maximum(np.sum((X / r) ** 2, axis=0), 1e-300)
+        if not close(Y, gamma * X / r, 1e-9):
+            continue
+        dxh = G * gamma
+        if not close(n, dxh / r - X * (dxh * X).sum(axis=-1, keepdims=True) / (D * r ** 3), 1e-5):
+            return None
+        if close(m, dxh / r, 1e-5):
+            return "rms-path-missing", {}
+        if close(m, dxh / r - X * (dxh * X).sum(axis=0, keepdims=True) / (N * r ** 3), 1e-5):
+            return "rms-wrong-axis", {}
+        return None
+    return None
+
+
 def _gamma_placement(G, X, eps, gamma, m):
     """A LayerNorm's dX with gamma outside its means over the features, ``gamma * istd * (dY - mean(dY) - xhat *
     mean(dY * xhat))`` (corpus38 F5: numpy-transformer's LayerNormalization, BatchNorm's compact formula, where gamma
@@ -5748,12 +5788,15 @@ def _gate_signature(L: _Layer, key, m, n):
     ``lstm_bug.py`` returns ``dc`` where ``dc * f`` is due; lesson 32b's ``gru_bug.py`` returns ``dah @ W_hh``
     without the direct path's ``dY * z``). Only for an input after the first with the output's shape, every entry
     of ``m`` and dY nonzero: ``n = r m`` with ``r`` strictly between 0 and 1, not one number ("gate-factor-missing"),
-    or ``n - m = s dY`` with ``s`` so ("gated-skip-missing"); each confirmed at a second upstream gradient, the
+    or ``n - m = s dY`` with ``s`` so ("gated-skip-missing", also for the first input of a layer with weights: a
+    highway's carry ``(1 - t) * x``); each confirmed at a second upstream gradient, the
     factor the same there (a factor of forward's, a gate, not of dY). The layer's cache is set back after."""
-    if (got := _input_of(L, key, m)) is None or got[0] == 0 or got[1].shape != L.Y.shape or L.G.shape != m.shape:
+    if (got := _input_of(L, key, m)) is None or got[1].shape != L.Y.shape or L.G.shape != m.shape:
         return None
     i, G = got[0], L.G
     for code, num, den in (("gate-factor-missing", n, m), ("gated-skip-missing", n - m, G)):
+        if i == 0 and (code == "gate-factor-missing" or not L.params):
+            continue  # the first input: a highway layer's carry path alone (outside44 HighwayNoCarry), weights in it
         if not (np.all(np.abs(den) > 1e-6 * np.abs(den).max(initial=0.0)) and np.all(np.isfinite(num))):
             continue
         r = num / den
@@ -7024,6 +7067,7 @@ _DETECTORS = (
     lambda L, t, key, m, n: _pad_crop_signature(L, key, m, n),
     lambda L, t, key, m, n: _bias_axis_signature(L, key, m, n),
     _context_signature,
+    lambda L, t, key, m, n: _product_rule(L, key, m, n),
     lambda L, t, key, m, n: _carry_signature(L, key, m, n),
     lambda L, t, key, m, n: _steps_not_summed(L, key, m, n),
     lambda L, t, key, m, n: _first_step_signature(L, key, m, n),
@@ -7048,6 +7092,7 @@ _DETECTORS = (
     lambda L, t, key, m, n: _inside_derivative_signature(L, key, m),
     lambda L, t, key, m, n: _tanh_preactivation_signature(L, key, m, n),
     lambda L, t, key, m, n: _norm_axis_signature(L, key, m, n),
+    lambda L, t, key, m, n: _rms_signature(L, key, m, n),
     lambda L, t, key, m, n: _scale_of_input_signature(L, key, m, n),  # bugs43 M1: dgamma from x, not x_hat
     lambda L, t, key, m, n: _skip_signature(L, key, m, n),
     lambda L, t, key, m, n: _gate_signature(L, key, m, n),

@@ -378,3 +378,53 @@ def test_an_instance_norm_averaging_over_the_batch_in_backward_is_not_told_its_p
     d = diagnose_layer(_InstanceNormBatchAxes(), (3, 4, 5), twin=None)
     said = _said(d)
     assert not d.passed and d.codes[0] == "norm-wrong-axis" and "axis=(0, 2)" in said, said
+
+
+class _RMSNorm:
+    """gamma * X / rms over the last axis; ``bug`` "path": dX = dY * gamma / rms; "axis": the path summed over axis 0."""
+
+    def __init__(self, bug):
+        self.bug = bug
+        self.params = {"gamma": np.linspace(0.6, 1.4, 5)}
+        self.grads = {"gamma": np.zeros(5)}
+
+    def forward(self, X):
+        self.X, self.r = X, np.sqrt((X ** 2).mean(axis=-1, keepdims=True) + 1e-6)
+        return self.params["gamma"] * X / self.r
+
+    def backward(self, dY):
+        X, r, dxh = self.X, self.r, dY * self.params["gamma"]
+        self.grads["gamma"] = (dY * X / r).sum(axis=0)
+        if self.bug == "path":
+            return dxh / r  # BUG: - X * (dxh * X).sum(-1) / (D r**3)
+        return dxh / r - X * (dxh * X).sum(axis=0, keepdims=True) / (X.shape[0] * r ** 3)  # BUG: axis=-1, D
+
+
+class _HighwayNoCarry:
+    """y = t * relu(X Wh) + (1 - t) * X, t = sigmoid(X Wt); backward without the carry's dY * (1 - t)."""
+
+    def __init__(self):
+        r = np.random.default_rng(0)
+        self.params = {"Wh": r.standard_normal((5, 5)) / 2, "Wt": r.standard_normal((5, 5)) / 2}
+        self.grads = {}
+
+    def forward(self, X):
+        self.X, self.ah = X, X @ self.params["Wh"]
+        self.h, self.t = np.maximum(self.ah, 0), _sig(X @ self.params["Wt"])
+        return self.t * self.h + (1 - self.t) * X
+
+    def backward(self, dY):
+        X, t, h = self.X, self.t, self.h
+        dat, dah = dY * (h - X) * t * (1 - t), dY * t * (self.ah > 0)
+        self.grads = {"Wh": X.T @ dah, "Wt": X.T @ dat}
+        return dah @ self.params["Wh"].T + dat @ self.params["Wt"].T  # BUG: + dY * (1 - t)
+
+
+@pytest.mark.parametrize("layer,code", [(lambda: _RMSNorm("path"), "rms-path-missing"),
+                                        (lambda: _RMSNorm("axis"), "rms-wrong-axis"),
+                                        (_HighwayNoCarry, "gated-skip-missing")])
+def test_an_rms_norms_two_slips_and_a_highway_without_its_carry_are_named(layer, code):
+    """outside44 RMSNormNoRmsPath (it must not read as Swish's product rule: dY * gamma / rms is dY * Y / X),
+    RMSNormBatchMean, HighwayNoCarry: 'no known bug pattern'."""
+    d = diagnose_layer(layer(), (6, 5), twin=None)
+    assert not d.passed and d.codes[0] == code, _said(d)
