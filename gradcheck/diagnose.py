@@ -871,6 +871,10 @@ DIAGNOSES: dict[str, Record] = {
         "RMS norm: the rms path summed over the batch", "{t} takes the path through rms with (dxhat * X).sum(axis=0) "
         "/ N, a batch norm's sum over the batch, but forward's rms is each sample's over its features (axis=-1)",
         "dX = dxhat / rms - X * (dxhat * X).sum(axis=-1, keepdims=True) / (D * rms**3), D = X.shape[-1]", _NORM),
+    "gelu-cube-derivative": Record(
+        "GELU: the cube's derivative without its 3", "{t} uses (1 + 0.044715 x**2) in the tanh-approximated GELU's "
+        "derivative: the inner term sqrt(2/pi) (x + 0.044715 x**3) has the derivative sqrt(2/pi) (1 + 3 * 0.044715 "
+        "x**2) (the 3 of x**3's derivative is missing)", "dX = dY * {right}", _ACT),
     "skip-path-twice": Record(
         "skip path added twice", "{t} has the skip connection's gradient twice: it equals the correct gradient plus "
         "dY (forward returns {x} + F({x}), whose identity path carries dY back once; backward adds dY on top of a "
@@ -4267,6 +4271,10 @@ def _gelu_forms(m, n, X, Y, G):
             for bwd, (_, dg, _) in _GELUS.items():
                 if bwd != fwd and close(m, G * dg(X), 1e-7):
                     return "gelu-two-forms", {"fwd": fwd, "bwd": bwd, "right": right}
+            t = np.tanh(_GELU_C * (X + 0.044715 * X**3))
+            if fwd == "tanh-approximated" and close(m, G * (0.5 * (1 + t) + 0.5 * X * (1 - t * t) * _GELU_C * (
+                    1 + 0.044715 * X * X)), 1e-7):  # outside44 GELUNoCube: d/dx of 0.044715 x**3 taken as 0.044715 x**2
+                return "gelu-cube-derivative", {"right": right}
     return None
 
 

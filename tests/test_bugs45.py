@@ -29,6 +29,9 @@ class _Elementwise:
             self.Y = self.LAM * np.where(X > 0, X, self.ALP * np.expm1(np.minimum(X, 0)))
         elif k == "leaky":
             self.Y = np.where(X > 0, X, 0.01 * X)
+        elif k == "gelu":
+            self.t = np.tanh(np.sqrt(2 / np.pi) * (X + 0.044715 * X ** 3))
+            self.Y = 0.5 * X * (1 + self.t)
         else:  # swish
             self.s = 1 / (1 + np.exp(-X))
             self.Y = X * self.s
@@ -42,13 +45,17 @@ class _Elementwise:
             return dY * np.where(X > 0, 1.0, self.LAM * self.ALP * np.exp(X))  # BUG: LAM where X > 0
         if k == "leaky":
             return dY * np.where(X > 0, 0.01, 1.0)  # BUG: the slopes swapped
+        if k == "gelu":  # BUG: 1 + 3 * 0.044715 * X ** 2
+            return dY * (0.5 * (1 + self.t) + 0.5 * X * (1 - self.t ** 2) * np.sqrt(2 / np.pi) * (1 + 0.044715 * X ** 2))
         return dY * self.s  # BUG: s + X * s * (1 - s)
 
 
 @pytest.mark.parametrize("kind,code", [("elu", "elu-alpha-one"), ("selu", "selu-scale-missing"),
-                                       ("leaky", "leaky-slopes-swapped"), ("swish", "product-rule-dropped")])
+                                       ("leaky", "leaky-slopes-swapped"), ("swish", "product-rule-dropped"),
+                                       ("gelu", "gelu-cube-derivative")])
 def test_activation_branch_slips_are_named(kind, code):
-    """outside44 ELUNoAlpha, SELUNoScale, LeakyReLUSwapped, SwishSigmoidOnly/MishNoInner: 'no known bug pattern'."""
+    """outside44 ELUNoAlpha, SELUNoScale, LeakyReLUSwapped, SwishSigmoidOnly/MishNoInner, GELUNoCube: 'no known bug
+    pattern'."""
     d = diagnose_layer(_Elementwise(kind), (6, 5), twin=None)
     assert not d.passed and d.codes[0] == code, _said(d)
 
