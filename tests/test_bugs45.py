@@ -4,6 +4,9 @@ skip path added twice, an ELU/SELU/leaky ReLU branch slip, the product rule drop
 a size kept from the first call. Each layer's backward changes one thing from the right one (``# BUG``)."""
 import numpy as np
 import pytest
+from buggy_layers.cs231n import rnn_step_forward
+from buggy_layers.tester17 import pool_forward
+from oracles import central
 
 from gradcheck.diagnose import diagnose_layer
 
@@ -215,15 +218,6 @@ def test_a_log_softmax_without_the_sum_and_an_untransposed_dv_are_named(layer, s
     assert not d.passed and d.codes[0] == code, _said(d)
 
 
-def _central(f, x, h=1e-6):
-    g = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        e = np.zeros_like(x)
-        e[i] = h
-        g[i] = (f(x + e) - f(x - e)) / (2 * h)
-    return g
-
-
 def _smoothed(N, K, y, on, off):
     t = np.full((N, K), off)
     t[np.arange(N), y] = on
@@ -243,7 +237,7 @@ def test_a_label_smoothing_target_backward_does_not_use_is_named():
         q = np.exp(z) / np.exp(z).sum(axis=1, keepdims=True)
         return float(-(t * np.log(q)).sum() / 6)
 
-    n = _central(lambda z: forward(y, z), x)
+    n = central(lambda z: forward(y, z), x, h=1e-6)
     assert np.allclose(n, (p - t) / 6, atol=1e-8)
     for wrong, words in ((np.eye(5)[y], "hard one-hot"), (_smoothed(6, 5, y, 0.92, 0.02), "0.92 at the label")):
         f = name_loss_gradient("dx", (p - wrong) / 6, n, forward, y, x, names=("x", "t"))
@@ -263,21 +257,11 @@ def test_a_hinge_counting_margins_of_zero_is_named():
         margins[np.arange(6), y] = 0
         return float(margins.sum() / 6)
 
-    n = _central(lambda s: forward(y, s), x)
+    n = central(lambda s: forward(y, s), x, h=1e-6)
     wrong = np.ones((6, 5))
     wrong[np.arange(6), y] -= 5  # BUG: (margins >= 0) counts all 5 columns
     f = name_loss_gradient("dx", wrong / 6, n, forward, y, x)
     assert f is not None and f.code == "hinge-zero-margins" and "1/N = 1/6" in f.message, f
-
-
-def _pool_forward(x, pool_param):
-    ph, pw, s = pool_param["pool_height"], pool_param["pool_width"], pool_param["stride"]
-    N, C, H, W = x.shape
-    out = np.empty((N, C, 1 + (H - ph) // s, 1 + (W - pw) // s))
-    for i in range(out.shape[2]):
-        for j in range(out.shape[3]):
-            out[:, :, i, j] = x[:, :, i * s:i * s + ph, j * s:j * s + pw].reshape(N, C, -1).max(-1)
-    return out, (x, pool_param)
 
 
 def _pool_backward_with(bug):
@@ -305,14 +289,9 @@ def test_a_max_pool_pair_unravelling_column_major_or_without_the_stride_is_named
     where (i * s, j * s) is due: 'no known bug pattern'."""
     import gradcheck
 
-    d = diagnose_layer(gradcheck.function_pair(_pool_forward, _pool_backward_with(bug), pool_param=pp), shape,
+    d = diagnose_layer(gradcheck.function_pair(pool_forward, _pool_backward_with(bug), pool_param=pp), shape,
                        twin=None)
     assert not d.passed and d.codes[0] == code, _said(d)
-
-
-def _rnn_step_forward(x, prev_h, Wx, Wh, b):
-    next_h = np.tanh(x @ Wx + prev_h @ Wh + b)
-    return next_h, (x, prev_h, Wx, Wh, next_h)
 
 
 def _rnn_step_backward(dnext_h, cache):
@@ -325,7 +304,7 @@ def test_a_cs231n_rnn_step_pair_taking_next_h_for_dwh_is_named():
     """verify44c F4: named for a sequence class, not for CS231n's rnn_step pair (Wh an input there)."""
     import gradcheck
 
-    d = diagnose_layer(gradcheck.function_pair(_rnn_step_forward, _rnn_step_backward),
+    d = diagnose_layer(gradcheck.function_pair(rnn_step_forward, _rnn_step_backward),
                        [(3, 2), (3, 4), (2, 4), (4, 4), (4,)], twin=None)
     assert not d.passed and d.codes[0] == "next-h-for-prev-h", _said(d)
 
