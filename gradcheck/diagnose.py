@@ -908,7 +908,7 @@ DIAGNOSES: dict[str, Record] = {
         "a gradient summed over the time steps is not averaged over them", "sum over axes 0 and 1 and do not "
         "divide (e.g. db = dout.sum(axis=(0, 1)))", _LIN),
     "factor-axis-sizes": Record(
-        "a factor of the input's sizes", "{t} is {c:.6g} times the correct gradient, and {c:.6g}{what}, from {words} "
+        "a factor of the input's sizes", "{t} is {c:.6g} times the correct gradient, and {c:.6g}{what} comes from {words} "
         "({x} of shape {s0}); at {x} of shape {s1} it is {c2:.6g}{what2}, so the factor follows those sizes: {how}",
         "take each count from the axes forward reduces or copies over, and apply it in backward as forward does (a "
         "mean's gradient is dY / count, spread over those axes; a copy's gradient is the sum of its copies' dY)", _LIN),

@@ -91,9 +91,9 @@ class _SizeScaled:
 
 
 @pytest.mark.parametrize("kind,shape,words", [
-    ("gap", (2, 3, 4, 5), "20 = 4 x 5, from the sizes of axes 2 and 3 of X"),
-    ("up", (2, 2, 3, 4), "0.25 = 1/4, from the outputs per input"),
-    ("scale", (3, 4, 6), "= 1/sqrt(6), from the size of axis 2 of X")])
+    ("gap", (2, 3, 4, 5), "20 = 4 x 5 comes from the sizes of axes 2 and 3 of X"),
+    ("up", (2, 2, 3, 4), "0.25 = 1/4 comes from the outputs per input"),
+    ("scale", (3, 4, 6), "= 1/sqrt(6) comes from the size of axis 2 of X")])
 def test_a_factor_that_is_a_count_of_the_input_shape_is_named(kind, shape, words):
     """outside44 gap_nodiv, gap_divH, up_avg, ScaledSinusoidNoScale: 'a constant factor is wrong somewhere'; the
     count is named and confirmed at a grown input (the right layers PASS)."""
