@@ -4008,8 +4008,6 @@ def _context_signature(L: _Layer, t, key, m, n):
             return f
         if (f := _eps_placement(L, m, n, xi)) is not None:
             return f  # bugs43 M2: before the paths' weights, which it was named as
-        if xi.ndim == 3 and (f := _norm_axis_signature(L, key, m, n)) is not None:
-            return f  # outside44 M1: an instance norm's backward over (0, 2) was told its paths are missing
         if (f := _norm_signature(m, n, xi, G=L.G, bessel=bessel)) is not None:
             return _test_mode_batch(L, f, xi) if L.eval_mode else f
         if (f := _group_norm_signature(m, n, xi)) is not None:
@@ -5715,8 +5713,7 @@ def _norm_axis_signature(L: _Layer, key, m, n):
             or min(X.shape) < 2 or X.shape[-1] > 256 or not np.all(np.isfinite(n)) or close(m, n, 1e-5):
         return None
     last, batch = (X.ndim - 1,), tuple(range(X.ndim - 1))
-    # and an instance norm's (N, C, L) statistics over L whose backward averages over (0, 2) too (outside44 M1)
-    for fwd, bwd in ((last, (0,)), (batch, last), *(((last, (0, 2)),) if X.ndim == 3 else ())):
+    for fwd, bwd in ((last, (0,)), (batch, last)):
         for eps in _NORM_EPS:
             basis = np.stack([_norm_vjp(G, X, fwd, eps, np.eye(X.shape[-1])[j]).ravel() for j in range(X.shape[-1])], 1)
             gamma = np.linalg.lstsq(basis, n.ravel(), rcond=None)[0]
@@ -5786,9 +5783,29 @@ def _skip_signature(L: _Layer, key, m, n):
         return None
     if close(m + L.G, n, 1e-5) and not close(m, n, 1e-5) and not close(m, 0 * m):
         return "skip-path-missing", {"x": L.names[got[0]]}
-    if close(m - L.G, n, 1e-5) and not close(m, n, 1e-5) and not close(n, 0 * n):  # outside44 ResidualSkipTwice
-        return "skip-path-twice", {"x": L.names[got[0]]}
+    if close(m - L.G, n, 1e-5) and not close(m, n, 1e-5) and not close(n, 0 * n) and _identity_path(L, key):
+        return "skip-path-twice", {"x": L.names[got[0]]}  # outside44 ResidualSkipTwice
     return None
+
+
+def _identity_path(L: _Layer, key: str) -> bool:
+    """Whether forward is ``X + F(X)`` with F made by the layer's weights: with every weight matrix (a float
+    parameter of two axes or more) set to zero in place, and put back, the input's numerical gradient is dY (the
+    identity path alone); False without such weights (a tanh's dY * (2 - tanh**2) is dY more than its gradient, no
+    skip path: test_cache_rewrite_s26) or when the layer cannot run so."""
+    ws = [w for w in L.params.values() if isinstance(w, np.ndarray) and w.dtype.kind == "f" and w.ndim >= 2]
+    if not ws:
+        return False
+    kept = [w.copy() for w in ws]
+    try:
+        for w in ws:
+            w[...] = 0
+        return close(L.numer([key])[key], L.G, 1e-6)
+    except Exception:  # noqa: BLE001 - a layer that cannot run with its weights zero: not told
+        return False
+    finally:
+        for w, k in zip(ws, kept):
+            w[...] = k
 
 
 def _gate_signature(L: _Layer, key, m, n):
