@@ -482,6 +482,12 @@ DIAGNOSES: dict[str, Record] = {
         "axis where the other is meant (N = dY.shape[1] for the number of rows, D = dY.shape[0] for the number of "
         "columns), and the two are equal at the drawn shape",
         "take each count from the axis it counts (the rows of an (N, D) array: X.shape[0]; its columns: X.shape[1])"),
+    "size-kept": Record(  # at_other_batch (verify44b F7: a batch norm keeping its first call's N)
+        "a size kept from an earlier call", "{t} {verb} right where {x} has the shape {s0}, the shape of the first "
+        "call, and wrong at {s1} and at {s2}, where its axes are of one size again (so it is no size read from the "
+        "other axis): backward uses a size, a count or a statistic kept from an earlier call (e.g. `if not "
+        "hasattr(self, 'N'): self.N = X.shape[0]`)", "read each size from this call's arrays (N = X.shape[0] in every "
+        "forward, or from dY in backward), never only on the first call"),
     "reused-sublayer": Record(  # _reused_sublayer (newuser38 F8)
         "one sub-layer used twice", "{what}: one layer object keeps one cache, so its second call overwrites what "
         "the first call's backward needs, and backward reads the last call's cache at every use",
@@ -831,12 +837,56 @@ DIAGNOSES: dict[str, Record] = {
         "on {x}'s path, such as a gate (an LSTM's c_t = f * c_prev + i * g gives dc_prev = dc_t * f, the forget "
         "gate f)", "multiply {t} by that factor as forward multiplies {x} by it (an LSTM: dC = dc * f, with "
         "forward's f)", "32-lstm.md"),
+    "repeated-index-loop": Record(
+        "a loop's buffered += loses repeated ids", "{t} is what a loop over axis {a} of {x} gives with a buffered add "
+        "in each step ({eg}): the ids of one step are a fancy index, and where an id repeats within the step only one "
+        "of its dY rows is added (numpy's += does not accumulate over repeated indices)", "np.add.at(dW, ids, dY) in "
+        "one call, no loop (or np.add.at(dW, ids[k], dY[k]) inside the loop)", "30-embedding.md"),
+    "attention-dv-untransposed": Record(
+        "attention weights not transposed in dV", "{t} = P @ dY with P = softmax(Q K^T s) the attention weights: "
+        "forward's output is P @ {v}, so the gradient of {v} is P^T @ dY (P's query and key axes swapped); the two "
+        "have one shape only because the query and key lengths are equal", "d{v} = P.swapaxes(-1, -2) @ dY (in 2-D: "
+        "P.T @ dY)", "33-attention.md"),
+    "log-softmax-no-sum": Record(
+        "log-softmax backward without the sum", "{t} = dY - p * dY with p = exp(out): a log-softmax's Jacobian "
+        "mixes every entry of its axis, so the second term takes the sum of dY over that axis ({axis}), not dY entry "
+        "by entry", "dX = dY - p * dY.sum(axis={axis}, keepdims=True)", "03-softmax-cross-entropy.md"),
+    "label-smoothing-target": Record(
+        "label smoothing: backward's target is not forward's", "{t} = (softmax({pred}) - t'){per} with t' {how}, but "
+        "the loss forward computes is the cross-entropy with the smoothed target t = {on:.6g} at the label and "
+        "{off:.6g} at each of the other {K} classes, whose gradient is (softmax({pred}) - t){per}",
+        "build one smoothed target in forward, keep it (self.t = ...), and use it in backward: d{pred} = (p - self.t)"
+        "{per}", "03-softmax-cross-entropy.md"),
+    "hinge-zero-margins": Record(
+        "hinge: margins of 0 counted", "{t} is {scale} at every entry off the label: backward counts every margin, "
+        "the {zero} clamped to 0 (whose gradient is 0) as well{also}: a mask margins >= 0 after np.maximum(0, ...), "
+        "which is true everywhere", "count the positive margins alone: mask = (margins > 0), with the label's margin "
+        "set to 0 first; then mask[range(N), y] -= mask.sum(axis=1)", "03-softmax-cross-entropy.md"),
+    "rms-path-missing": Record(
+        "RMS norm: the path through rms missing", "{t} = dY * gamma / rms: forward divides by rms = sqrt(mean(X**2, "
+        "axis=-1) + eps), which depends on X too, so dX also has the path through rms, - X * (dxhat * X).sum(axis=-1) "
+        "/ (D * rms**3) (dxhat = dY * gamma)", "dX = dxhat / rms - X * (dxhat * X).sum(axis=-1, keepdims=True) / (D * "
+        "rms**3), D = X.shape[-1]", _NORM),
+    "rms-wrong-axis": Record(
+        "RMS norm: the rms path summed over the batch", "{t} takes the path through rms with (dxhat * X).sum(axis=0) "
+        "/ N, a batch norm's sum over the batch, but forward's rms is each sample's over its features (axis=-1)",
+        "dX = dxhat / rms - X * (dxhat * X).sum(axis=-1, keepdims=True) / (D * rms**3), D = X.shape[-1]", _NORM),
+    "gelu-cube-derivative": Record(
+        "GELU: the cube's derivative without its 3", "{t} uses (1 + 0.044715 x**2) in the tanh-approximated GELU's "
+        "derivative: the inner term sqrt(2/pi) (x + 0.044715 x**3) has the derivative sqrt(2/pi) (1 + 3 * 0.044715 "
+        "x**2) (the 3 of x**3's derivative is missing)", "dX = dY * {right}", _ACT),
+    "skip-path-twice": Record(
+        "skip path added twice", "{t} has the skip connection's gradient twice: it equals the correct gradient plus "
+        "dY (forward returns {x} + F({x}), whose identity path carries dY back once; backward adds dY on top of a "
+        "gradient through F that already holds it, e.g. dX = 2 * dY + ...)", "add dY once: d{x} = dY + (the gradient "
+        "through F alone)", _LIN),
     "gated-skip-missing": Record(
         "gated direct path missing", "{t} lacks the direct path from {x} to the output: it is the correct gradient "
         "minus dY times a factor between {lo:.3g} and {hi:.3g} that differs per entry and stays the same for "
         "another dY, the gradient of forward mixing {x} into its output through a gate (a GRU's h_new = (1 - z) * "
-        "n + z * h carries dY * z straight back to h)", "add that path to {t}: in a GRU, dH = dY * z + (the "
-        "gradient back through the gates and n)", "32b-gru.md"),
+        "n + z * h carries dY * z straight back to h; a highway's y = t * h + (1 - t) * x carries dY * (1 - t) to x)", "add "
+        "that path to {t}: in a GRU, dH = dY * z + (the gradient back through the gates and n); in a highway, dX = dY * "
+        "(1 - t) + (the gradient back through h and t)", "32b-gru.md"),
     "attention-use-missing": Record(
         "a use of the input missing", "{t} is the gradient through {have} alone: forward uses {x} three times "
         "({uses}), and the chain rule adds the three uses' gradients, so {t} lacks {missing}{how}",
@@ -873,6 +923,11 @@ DIAGNOSES: dict[str, Record] = {
         "the time steps T in the (N, T, D) layout (CS231n's), the batch m in Andrew Ng's (n_x, m, T_x), and the "
         "layer's other inputs and weights do not tell which; a gradient summed over that axis is not averaged over "
         "it", "sum over axis 1 of {x}'s layout and do not divide by its size", _LIN),
+    "factor-axis-sizes": Record(
+        "a factor of the input's sizes", "{t} is {c:.6g} times the correct gradient, and {c:.6g}{what} comes from {words} "
+        "({x} of shape {s0}); at {x} of shape {s1} it is {c2:.6g}{what2}, so the factor follows those sizes: {how}",
+        "take each count from the axes forward reduces or copies over, and apply it in backward as forward does (a "
+        "mean's gradient is dY / count, spread over those axes; a copy's gradient is the sum of its copies' dY)", _LIN),
     "pool-area-missing": Record(
         "1/pool area missing", "{t} is {area} times the correct gradient: an average pool divides each window's "
         "sum by its area ({area} inputs per output), so its backward spreads dY / {area} over the window",
@@ -1122,6 +1177,25 @@ DIAGNOSES: dict[str, Record] = {
         "(out = alpha * (exp(X) - 1), alpha = {alpha:.6g} here), so {t} lacks dY * alpha at the {k} of {size} "
         "entries where X < 0 and is right elsewhere", "dX = dY * np.where(X > 0, 1, out + alpha) (or alpha * "
         "np.exp(X) there), with the alpha forward used", _ACT),
+    "elu-alpha-one": Record(
+        "ELU's alpha taken as 1", "{t} = dY * (out + 1) where X < 0: ELU's derivative there is alpha * exp(X) = out + "
+        "alpha (out = alpha * (exp(X) - 1), alpha = {alpha:.6g} here, not 1), so {t} is dY * (1 - alpha) too large "
+        "at the {k} of {size} entries where X < 0 and right elsewhere", "dX = dY * np.where(X > 0, 1, out + "
+        "self.alpha) (or self.alpha * np.exp(X) there)", _ACT),
+    "selu-scale-missing": Record(
+        "SELU's scale missing where X > 0", "{t} = dY where X > 0: forward multiplies both branches by the scale "
+        "lambda = {lam:.6g} (out = lambda * X there), so the derivative there is lambda and {t} is {lam:.6g} times too "
+        "small at the {k} of {size} entries where X > 0 (right where X < 0)", "dX = dY * lambda * np.where(X > 0, 1, "
+        "alpha * np.exp(X)): the scale on both branches, as in forward", _ACT),
+    "product-rule-dropped": Record(
+        "product rule dropped", "{t} = dY * Y / X in all {size} entries: forward is X times a function of X (Y = X * "
+        "g(X), e.g. Swish/SiLU X * sigmoid(X), Mish X * tanh(softplus(X))) and backward takes g(X) alone for the "
+        "derivative; the product rule gives g(X) + X * g'(X)", "add the second term: dX = dY * (g + X * g'(X)) (Swish: "
+        "s + X * s * (1 - s); Mish: t + X * (1 - t**2) * sigmoid(X) with t = tanh(softplus(X)))", _ACT),
+    "leaky-slopes-swapped": Record(
+        "leaky ReLU slopes swapped", "{t} = dY * np.where(X > 0, {alpha:.6g}, 1): the two branches' slopes are "
+        "swapped (forward: Y = X where X > 0, {alpha:.6g} * X where X < 0), so {t} is wrong at all {n} entries "
+        "({k} of them where X < 0)", "dX = dY * np.where(X > 0, 1, alpha)", _ACT),
     "backward-ignores-mode": Record(
         "backward ignores the mode", "{t} is the gradient of the {other} forward ({other_how}), but this forward ran "
         "in {mode} ({how}): backward uses the {other} formula whatever the mode, so here it differentiates a "
@@ -2546,6 +2620,7 @@ def name_loss_gradient(tensor: str, manual: Any, numerical: Any, forward, y_true
     return (found or name_fused_softmax_ce(tensor, manual, numerical, y_true, y_pred, names[0])
             or name_fused_sigmoid_bce(tensor, manual, numerical, y_true, y_pred, names[0])
             or name_softmax_ce_label(tensor, manual, numerical, y_true, y_pred, names[0])
+            or name_label_smoothing(tensor, manual, numerical, y_true, y_pred, names[0])
             or name_hinge_count(tensor, manual, numerical, y_true)
             or name_label_added(tensor, manual, numerical, y_true)
             or name_huber_clip(tensor, manual, numerical, y_true, y_pred)
@@ -2595,6 +2670,46 @@ def name_softmax_ce_label(tensor: str, manual: Any, numerical: Any, y_true: Any,
     for value, got, how, fix in slips:
         if close(m, value * scale, 1e-9, 1e-12):
             return _find("softmax-ce-label", tensor, got=got, pred=pred, want=want, how=how, fix=fix)
+    return None
+
+
+def _smoothed_target(g: np.ndarray, p: np.ndarray, y: np.ndarray, scale: float) -> tuple[float, float] | None:
+    """``(on, off)`` when ``p - g / scale`` is a smoothed one-hot of the labels ``y``: ``on`` at each row's label,
+    ``off`` at every other entry (to 1e-7); else None."""
+    t = p - g / scale
+    lab = np.zeros(t.shape, dtype=bool)
+    lab[np.arange(len(y)), y] = True
+    on, off = t[lab], t[~lab]
+    if np.ptp(on) > 1e-7 or np.ptp(off) > 1e-7 or abs(float(on[0]) + (t.shape[1] - 1) * float(off[0]) - 1) > 1e-6:
+        return None
+    return float(on[0]), float(off[0])
+
+
+def name_label_smoothing(tensor: str, manual: Any, numerical: Any, y_true: Any, y_pred: Any,
+                         pred: str = "y_pred") -> Finding | None:
+    """A label-smoothed softmax cross-entropy on logits whose backward takes other targets than forward (outside44
+    LabelSmoothCEHardGrad, LabelSmoothCEKm1): ``numerical`` is ``(softmax(y_pred) - t) * s`` and ``manual`` ``(softmax(
+    y_pred) - t') * s`` (``s`` 1/N or 1) with ``t`` and ``t'`` each a one-hot smoothed by a constant off the label
+    (:func:`_smoothed_target`), ``t`` smoothed, ``t'`` another; ``y_true``: labels (N,) or one-hot (N, C).
+
+    Returns
+    -------
+    Finding or None
+        ``label-smoothing-target``.
+    """
+    read, z = _class_labels(manual, numerical, y_true), np.asarray(y_pred, dtype=np.float64)
+    if read is None or z.shape != read[1].shape or not np.all(np.isfinite(z)) or close(read[0], read[1], 1e-6, 1e-9):
+        return None
+    m, n, y, _ = read
+    p = softmax(z, 1)
+    for scale in (1 / z.shape[0], 1.0):
+        if (want := _smoothed_target(n, p, y, scale)) is None or want[1] < 1e-9 or \
+                (got := _smoothed_target(m, p, y, scale)) is None:
+            continue
+        how = ("the hard one-hot target (the smoothing left out of the gradient)" if got[1] < 1e-12 else
+               f"{got[0]:.6g} at the label and {got[1]:.6g} elsewhere")
+        return _find("label-smoothing-target", tensor, pred=pred, how=how, on=want[0], off=want[1], K=z.shape[1] - 1,
+                     per=" / N" if scale != 1 else "")
     return None
 
 
@@ -3078,8 +3193,16 @@ def name_hinge_count(tensor: str, manual: Any, numerical: Any, y_true: Any) -> F
     if s <= 0 or not np.all((np.abs(off) <= 1e-6 * s) | (np.abs(off - s) <= 1e-6 * s)):
         return None
     count = (np.abs(off - s) <= 1e-6 * s).sum(axis=1)
-    if (not close(n[rows, y], -s * count, 1e-6, 1e-6 * s)
-            or not close(np.where(label, 0.0, m), off, 1e-6, 1e-6 * s)):
+    if not close(n[rows, y], -s * count, 1e-6, 1e-6 * s):
+        return None
+    scale = f"1/N = 1/{n.shape[0]}" if abs(s * n.shape[0] - 1) < 1e-6 else f"scale {s:.6g}"
+    if (count < n.shape[1] - 1).any() and close(np.where(label, s, m), np.full_like(m, s), 1e-6, 1e-6 * s):
+        K, zero = n.shape[1], int((n.shape[1] - 1 - count).sum())  # outside44 svm_loss_ge: margins >= 0 counted
+        label_too = close(m[rows, y], np.full_like(m[rows, y], s * (1 - K)), 1e-6, 1e-6 * s)
+        return _find("hinge-zero-margins", tensor, scale=scale, zero=zero, also=(
+            f", the label's own margin (set to 0) too, so the label's entry is (1 - {K}) times the scale"
+            if label_too else ""))
+    if not close(np.where(label, 0.0, m), off, 1e-6, 1e-6 * s):
         return None
     bad = np.abs(m[rows, y] - n[rows, y]) > 1e-6 * s
     if not bad.any():
@@ -4144,7 +4267,7 @@ def _activation_signature(m, n, inputs, Y, G):
             if (softmax and other != axis % Y.ndim and close(n, vjp, 1e-5) and not close(m, n, 1e-5)
                     and close(m, Y * (G - np.sum(G * Y, axis=other, keepdims=True)), 1e-5)):
                 return "softmax-wrong-axis", {"axis": axis % Y.ndim, "other": other}
-    return _log_softmax_axis(m, n, Y, G) or _gelu_forms(m, n, inputs[0], Y, G)
+    return _log_softmax_axis(m, n, Y, G) or _gelu_forms(m, n, inputs[0], Y, G) or _selu_scale(m, n, X, Y, G)
 
 
 #: GELU's two forms, ``name: (forward, derivative, the derivative's formula)``: exact (erf) and tanh-approximated.
@@ -4188,6 +4311,10 @@ def _gelu_forms(m, n, X, Y, G):
             for bwd, (_, dg, _) in _GELUS.items():
                 if bwd != fwd and close(m, G * dg(X), 1e-7):
                     return "gelu-two-forms", {"fwd": fwd, "bwd": bwd, "right": right}
+            t = np.tanh(_GELU_C * (X + 0.044715 * X**3))
+            if fwd == "tanh-approximated" and close(m, G * (0.5 * (1 + t) + 0.5 * X * (1 - t * t) * _GELU_C * (
+                    1 + 0.044715 * X * X)), 1e-7):  # outside44 GELUNoCube: d/dx of 0.044715 x**3 taken as 0.044715 x**2
+                return "gelu-cube-derivative", {"right": right}
     return None
 
 
@@ -4205,6 +4332,8 @@ def _log_softmax_axis(m, n, Y, G):
         for other in range(Y.ndim):
             if other != axis % Y.ndim and close(m, G - P * G.sum(axis=other, keepdims=True), 1e-5):
                 return "log-softmax-wrong-axis", {"axis": axis % Y.ndim, "other": other}
+        if close(m, G - P * G, 1e-5):  # outside44 LogSoftmaxNoSum: p * dY where p * dY.sum(axis) is due
+            return "log-softmax-no-sum", {"axis": axis % Y.ndim if Y.ndim > 2 else -1}
     return None
 
 
@@ -4223,7 +4352,46 @@ def _elu_alpha(m, n, X, Y, G):
     right, got = G * np.where(neg, Y + alpha, 1.0), G * np.where(neg, Y, 1.0)
     if close(n, right, 1e-5) and close(m, got, 1e-5) and not close(m, n, 1e-5):
         return "elu-alpha-missing", {"alpha": alpha, "k": int(neg.sum()), "size": X.size}
+    if abs(alpha - 1) > 1e-6 and close(n, right, 1e-5) and close(m, G * np.where(neg, Y + 1, 1.0), 1e-5) \
+            and not close(m, n, 1e-5):  # outside44: ELU' = out + 1 where out + alpha is due (right at alpha 1)
+        return "elu-alpha-one", {"alpha": alpha, "k": int(neg.sum()), "size": X.size}
     return None
+
+
+def _selu_scale(m, n, X, Y, G):
+    """A SELU (``Y = lam X`` where ``X > 0``, ``lam alpha (exp(X) - 1)`` elsewhere, ``lam`` not 1 and ``lam alpha``
+    fitted from forward's output) whose backward leaves ``lam`` out where X > 0 (outside44 SELUNoScale): ``n`` is
+    ``dY * where(X > 0, lam, lam alpha exp(X))`` and ``m`` ``dY * where(X > 0, 1, lam alpha exp(X))``; else None."""
+    if X.dtype.kind != "f" or not X.shape == Y.shape == G.shape == m.shape == n.shape:
+        return None
+    pos, e = X > 0, np.expm1(np.minimum(X, 0))
+    if not pos.any() or pos.all() or not np.any(X[pos]) or not np.any(e[~pos]):
+        return None
+    lam, la = float(Y[pos] @ X[pos] / (X[pos] @ X[pos])), float(Y[~pos] @ e[~pos] / (e[~pos] @ e[~pos]))
+    if abs(lam - 1) < 1e-6 or la <= 0 or not close(Y, np.where(pos, lam * X, la * e), 1e-9):
+        return None
+    neg_side = la * np.exp(np.minimum(X, 0))
+    if close(n, G * np.where(pos, lam, neg_side), 1e-5) and close(m, G * np.where(pos, 1.0, neg_side), 1e-5) \
+            and not close(m, n, 1e-5):
+        return "selu-scale-missing", {"lam": lam, "k": int(pos.sum()), "size": X.size}
+    return None
+
+
+def _product_rule(L: _Layer, key, m, n):
+    """An elementwise activation ``Y = X * g(X)`` (Swish/SiLU ``X * sigmoid(X)``, Mish ``X * tanh(softplus(X))``)
+    whose backward takes ``g(X)`` alone for the derivative, the product rule's ``X * g'(X)`` left out (outside44
+    SwishSigmoidOnly, MishNoInner): ``m`` is ``dY * Y / X`` (every ``|X|`` above 1e-3), ``n`` is not, and the layer is
+    elementwise (its numerical gradient at another dY is that dY times the same ``n / dY``: an RMS norm's ``gamma X /
+    rms`` is no ``X * g(X)`` entry by entry); else None. ``Y / X`` is the derivative of any ``Y = s X`` (a ReLU's
+    mask, a scale), where ``m`` is right: not named."""
+    X, Y, G = L.inputs[0], L.Y, L.G
+    if key != L.keys[0] or len(L.inputs) != 1 or X.dtype.kind != "f" or X.size < 2 \
+            or not X.shape == Y.shape == G.shape == m.shape == n.shape or np.any(np.abs(G) < 1e-6):
+        return None
+    if np.any(np.abs(X) <= 1e-3) or close(m, n, 1e-5) or not close(m, G * (Y / X), 1e-7):
+        return None
+    G2 = np.random.default_rng([L.seed, 46]).standard_normal(G.shape)
+    return ("product-rule-dropped", {"size": X.size}) if close(L.numer([key], G=G2)[key], G2 * (n / G), 1e-5) else None
 
 
 def _leaky_slope(m, n, X, Y, G):
@@ -4242,6 +4410,8 @@ def _leaky_slope(m, n, X, Y, G):
         return None
     if close(m, G * pos):
         return "leaky-slope-missing", {"alpha": alpha, "k": int(neg.sum()), "n": X.size}
+    if close(m, G * np.where(pos, alpha, 1.0), 1e-5) and not close(m, n, 1e-5):  # outside44 LeakyReLUSwapped
+        return "leaky-slopes-swapped", {"alpha": alpha, "k": int(neg.sum()), "n": X.size}
     beta = float(np.median(m[neg & (G != 0)] / G[neg & (G != 0)])) if (neg & (G != 0)).any() else alpha
     if abs(beta - alpha) > 1e-6 * max(abs(alpha), 1e-12) and close(m, G * np.where(pos, 1.0, beta), 1e-5):
         return "leaky-slope-differs", {"alpha": alpha, "beta": beta, "ratio": beta / alpha, "k": int(neg.sum()),
@@ -4906,6 +5076,14 @@ _LSTM_LINES = (
         "got": "do = {dh} * c_t, the cell state,", "right": "do = {dh} * tanh(c_t)",
         "why": ": h_t = o * tanh(c_t) multiplies the output gate by tanh(c_t), not by c_t",
         "fix": "do = {dh} * np.tanh(c_t), with tanh(c_t) cached in forward"}),
+    ({"o_from": "c_prev"}, {  # verify44c F4
+        "got": "do = {dh} * tanh(c_prev), the previous cell state's,", "right": "do = {dh} * tanh(c_t)",
+        "why": ": h_t = o * tanh(c_t) multiplies the output gate by the new cell state's tanh",
+        "fix": "do = {dh} * np.tanh(c_t), with tanh(c_t) (or c_t) cached in forward"}),
+    ({"carry": "i"}, {  # verify44c F4
+        "got": "dc_prev = dc_t * i, through the input gate,", "right": "dc_prev = dc_t * f",
+        "why": ": c_t = f * c_prev + i * g multiplies c_prev by the forget gate f (i multiplies g)",
+        "fix": "dc_prev = dc_t * f"}),
     ({"f_from": "dh"}, {
         "got": "df = {dh} * c_prev", "right": "df = dc_t * c_prev",
         "why": ": f reaches the outputs through c_t alone, whose whole gradient is dc_t = {dc_}{dh} * o * "
@@ -4923,9 +5101,9 @@ def _lstm_step(xs, order, dh, dc, *, f_cell=False, carry=True, local=None, tanh_
     (N, H), Wx (D, 4H), Wh (H, 4H), b (4H,), float64), its four blocks of H columns the gates in ``order`` (a
     permutation of "ifgo": CS231n's i, f, o, g; PyTorch's i, f, g, o), i, f, o sigmoids and g a tanh, ``c_t = f c +
     i g``, ``h_t = o tanh(c_t)``; and its backward for the upstream gradients ``dh``, ``dc`` (N, H) with at most one
-    line changed: ``f_cell`` (df = dc_t * c_t), ``carry=False`` (dc_prev = dc_t), ``tanh_c=False`` (dc_t = dc + dh *
+    line changed: ``f_cell`` (df = dc_t * c_t), ``carry=False`` (dc_prev = dc_t; ``"i"``: dc_t * i), ``tanh_c=False`` (dc_t = dc + dh *
     o; ``"pre"``: dc + dh * o * (1 - c_t**2)), ``f_from`` "dh" or "dc" (df from that upstream gradient alone),
-    ``o_from="c"`` (do = dh * c_t), ``local`` (``{gate: "pre" or "none"}``: its
+    ``o_from="c"`` (do = dh * c_t; ``"c_prev"``: dh * tanh(c_prev)), ``local`` (``{gate: "pre" or "none"}``: its
     derivative taken at its pre-activation, or left out), ``stack`` (the gates' gradients joined in that order).
     Returns ``((h_t, c_t), {role: gradient})``, roles x, h, c, Wx, Wh, b in ``xs``'s shapes."""
     x, h, c, Wx, Wh, b = xs
@@ -4937,13 +5115,14 @@ def _lstm_step(xs, order, dh, dc, *, f_cell=False, carry=True, local=None, tanh_
     tc = np.tanh(c_t)
     dct = dc + dh * z["o"] * ((1 - c_t ** 2) if tanh_c == "pre" else (1 - tc ** 2) if tanh_c else 1)
     dz = {"i": dct * z["g"], "f": {"dc_t": dct, "dh": dh, "dc": dc}[f_from] * (c_t if f_cell else c),
-          "g": dct * z["i"], "o": dh * (c_t if o_from == "c" else tc)}
+          "g": dct * z["i"], "o": dh * (c_t if o_from == "c" else np.tanh(c) if o_from == "c_prev" else tc)}
 
     def slope(k):  # the gate's derivative as backward writes it
         u = cut[k] if local.get(k) == "pre" else z[k]
         return 1.0 if local.get(k) == "none" else 1 - u ** 2 if k == "g" else u * (1 - u)
     da = np.concatenate([dz[k] * slope(k) for k in (stack or order)], axis=1)
-    return (z["o"] * tc, c_t), {"x": da @ Wx.T, "h": da @ Wh.T, "c": dct * z["f"] if carry else dct,
+    carried = dct * z["f"] if carry is True else dct * z["i"] if carry == "i" else dct
+    return (z["o"] * tc, c_t), {"x": da @ Wx.T, "h": da @ Wh.T, "c": carried,
                                 "Wx": x.T @ da, "Wh": h.T @ da, "b": da.sum(axis=0)}
 
 
@@ -5272,12 +5451,28 @@ def _pool_stride_signature(L: _Layer, key, m, n):
     flat, G = x.ravel(), L.G.ravel()
     for mode in ("max", "average"):
         if close(n.ravel(), _pooled(windows, flat, G, mode), 1e-5):
-            if close(m.ravel(), _pooled(unstrided, flat, G, mode), 1e-5):
+            if close(m.ravel(), _pooled(unstrided, flat, G, mode), 1e-5) or mode == "max" and close(
+                    m, _max_at_unstrided(windows, idx, strides, x, G), 1e-5):  # verify44c F4: argmax of the window
                 moved = [int(s) for s in strides[strides > 1]]
                 return "pool-stride-ignored", {"s": moved[0] if len(set(moved)) == 1 else tuple(moved), "mode": mode,
                                                "k": "x".join(str(int(e)) for e in extent[strides > 1])}
             return None
     return None
+
+
+def _max_at_unstrided(windows: np.ndarray, idx: np.ndarray, strides: np.ndarray, x: np.ndarray,
+                      G: np.ndarray) -> np.ndarray | None:
+    """A max pool's dx when each output's dY goes to its (strided) window's maximum's offset within the window but
+    from the corner at the output's index, stride 1 (``dx[n, c, i + r, j + q] += dout[n, c, i, j]`` with ``r, q``
+    from ``x[..., i*s:i*s+ph, j*s:j*s+pw]``); None when such a place falls outside ``x``."""
+    out, flat = np.zeros(x.shape), x.ravel()
+    pick = np.argmax(np.where(windows, flat[None, :], -np.inf), axis=1)
+    for o, j in enumerate(pick):
+        at = np.array(np.unravel_index(j, x.shape)) - idx[o] * strides + idx[o]
+        if np.any(at >= np.array(x.shape)):
+            return None
+        out[tuple(at)] += G[o]
+    return out
 
 
 def _pool_unravel_signature(L: _Layer, key, m, n):
@@ -5301,12 +5496,12 @@ def _pool_unravel_signature(L: _Layer, key, m, n):
         return None
     ph, pw = (int(extent[a]) for a in axes)
     idx = np.array(np.unravel_index(np.arange(L.Y.size), L.Y.shape)).T
-    for clip in (True, False):
+    for clip, order in ((True, "C"), (False, "C"), (True, "F")):  # F: r, q = k % ph, k // ph (verify44c F4)
         bug, moved = np.zeros(x.shape), 0
         for o, corner in enumerate(idx * strides):
             box = x[tuple(slice(c, c + e) for c, e in zip(corner, extent))].reshape(ph, pw)
             k = int(np.argmax(box))
-            r, q = divmod(k, ph)  # np.unravel_index(k, (pw, ph))
+            r, q = divmod(k, ph) if order == "C" else divmod(k, ph)[::-1]  # np.unravel_index(k, (pw, ph))
             r, q = (min(r, ph - 1), min(q, pw - 1)) if clip else (r, q)
             at = corner.copy()
             at[axes[0]] += r
@@ -5317,8 +5512,8 @@ def _pool_unravel_signature(L: _Layer, key, m, n):
             bug[tuple(at)] += G[o]
         else:
             if moved and close(m, bug, 1e-5):
-                return "maxpool-unravel-swapped", {"ph": ph, "pw": pw, "wrong": f"({pw}, {ph})", "k": moved,
-                                                   "o": L.Y.size}
+                return "maxpool-unravel-swapped", {"ph": ph, "pw": pw, "k": moved, "o": L.Y.size, "wrong": (
+                    f"({pw}, {ph})" if order == "C" else f"({ph}, {pw}), order='F' (r, q = k % {ph}, k // {ph})")}
     return None
 
 
@@ -5355,7 +5550,25 @@ def _repeated_index_signature(L: _Layer, key, m, n=None):
         scale = float(np.sum(num * added)) / aa if bag and aa else 1.0
         if (rows > 1).any() and close(num, scale * added, 1e-5) and close(m, scale * kept, 1e-5):
             return "repeated-index", {"k": int((rows > 1).sum()), "rows": len(p), "x": name}
+        if not bag and close(num, added, 1e-5) and (axes := _loop_axes(x, G, m)):
+            egs = {0: "dW[ids[k]] += dY[k]", 1: "dW[ids[:, t]] += dY[:, t]"}
+            return "repeated-index-loop", {"a": " or ".join(map(str, axes)), "x": name, "eg": " or ".join(
+                egs.get(a, f"the buffered += along axis {a}") for a in axes)}
     return None
+
+
+def _loop_axes(x, G, m) -> list[int]:
+    """The axes of the integer ids ``x`` (two axes or more) a loop may run over when each step's buffered
+    ``dW[ids[k]] += dY[k]`` (the ids of a step a fancy index: a repeat within the step keeps one) gives ``m`` (and
+    ``np.add.at`` would not): outside44, karpathy/nn-zero-to-hero#57's loop over rows, DLfS2's over time."""
+    axes = []
+    for a in range(x.ndim if x.ndim >= 2 else 0):
+        kept = np.zeros(m.shape)
+        for k in range(x.shape[a]):
+            kept[np.take(x, k, axis=a)] += np.take(G, k, axis=a)
+        if close(m, kept, 1e-5):
+            axes.append(a)
+    return axes
 
 
 def _repeated_rows_wrong(x, p, m, n):
@@ -5445,11 +5658,86 @@ def _axis1_role(L: _Layer) -> tuple[str, str]:
     return role, "; ".join(said[role][:2])
 
 
+def _size_counts(x: np.ndarray, Y: np.ndarray, name: str) -> list[tuple[str, Callable, Callable]]:
+    """The counts a backward may divide by or miss, each ``(words, count(x_shape, Y_shape), its formula's text(x_shape,
+    Y_shape))``: the product of the
+    sizes of each set of axes of ``x`` but its first (the batch's), and the outputs per input ``Y.size / x.size``
+    (or its inverse) when that is a whole number above 1."""
+    from itertools import combinations
+
+    out = []
+    for k in range(1, x.ndim):
+        for axes in combinations(range(1, x.ndim), k):
+            words = (f"the size of axis {axes[0]} of {name}" if k == 1 else
+                     f"the sizes of axes {', '.join(map(str, axes[:-1]))} and {axes[-1]} of {name}")
+            out.append((words, lambda xs, ys, axes=axes: float(np.prod([xs[a] for a in axes])),
+                        lambda xs, ys, axes=axes: " x ".join(str(xs[a]) for a in axes)))
+    for words, f in (("the outputs per input, Y.size / {x}.size", lambda xs, ys: np.prod(ys) / np.prod(xs)),
+                     ("the inputs per output, {x}.size / Y.size", lambda xs, ys: np.prod(xs) / np.prod(ys))):
+        r = f(x.shape, Y.shape)
+        if r > 1 and r == int(r):
+            out.append((words.format(x=name), f, lambda xs, ys, f=f: f"{f(xs, ys):.6g}"))
+    return out
+
+
+def _size_factor(L: _Layer, key, m, n):
+    """``(code, fields)`` of ``factor-axis-sizes``: the constant factor of input ``key``'s gradient (the first, float,
+    two axes or more) is a count of its shape (:func:`_size_counts`), its inverse or square root, and follows it: at
+    an input with each axis but the batch's grown (by 1, 2, ...) the factor is that count there (outside44: a global
+    average pool's backward without 1/(H*W), by H alone, a nearest upsampling's averaged for summed, a scaled
+    positional encoding's sqrt(d_model) left out); else None."""
+    x = L.inputs[0]
+    ok = np.isfinite(n)
+    if key != L.keys[0] or x.dtype.kind != "f" or x.ndim < 2 or not np.any(n[ok]):
+        return None
+    c = _ls_factor(m[ok], n[ok])
+    forms = ((1.0, ""), (-1.0, "1/"), (0.5, "sqrt"), (-0.5, "1/sqrt"))
+    hits = [(w, f, t, e, p) for w, f, t in _size_counts(x, L.Y, L.names[0]) for e, p in forms
+            if (v := f(x.shape, L.Y.shape)) > 1 and abs(v ** e / c - 1) < 1e-6]
+    if not hits:
+        return None
+    shape = (x.shape[0], *(s + a for a, s in enumerate(x.shape[1:], 1)))
+    x2 = np.random.default_rng([L.seed, 45]).standard_normal(shape).astype(x.dtype)
+    xs = [x2, *L.inputs[1:]]
+    c2 = _factor_at_inputs(L, key, xs)
+    if c2 is None:
+        return None
+    Y2 = np.shape(L.proxy.forward(*[v.copy() for v in xs], training=L.training))
+    L.forward_again()
+    left = [(w, t, e, p, f(x.shape, L.Y.shape), Y2) for w, f, t, e, p in hits
+            if abs(f(shape, Y2) ** e / c2 - 1) < 1e-6]
+    if not left:
+        return None
+    w, t, e, p, v, Y2 = left[0]  # the fewest axes first: one count named
+    said = lambda xs, ys: (f"{p}({t(xs, ys)})" if "sqrt" in p or (p and " x " in t(xs, ys))  # noqa: E731
+                           else f"{p}{t(xs, ys)}")
+    eq = lambda k, w: "" if w == f"{k:.6g}" else f" = {w}"  # noqa: E731 - "5", not "5 = 5"
+    return "factor-axis-sizes", {"c": c, "c2": c2, "what": eq(c, said(x.shape, L.Y.shape)),
+                                 "what2": eq(c2, said(shape, Y2)), "words": w, "x": L.names[0], "s0": V.fmt_shape(x.shape), "s1": V.fmt_shape(shape),
+                                 "how": _SIZE_HOW[(e > 0, abs(e) < 1)].format(v=f"{v:.6g}")}
+
+
+#: what a factor ``(too large, a square root)`` of a count says backward did (:func:`_size_factor`)
+_SIZE_HOW = {
+    (True, False): "backward misses a division by {v} that forward makes (a mean over those axes), or divides by "
+                   "fewer of them than forward does",
+    (False, False): "backward divides by {v} where forward does not (e.g. it averages the gradients of copies, which "
+                    "must be summed: an upsampling's np.repeat, a broadcast)",
+    (True, True): "backward misses a division by sqrt({v}) that forward makes, or multiplies by it where forward "
+                  "does not",
+    (False, True): "backward misses the factor sqrt({v}) forward multiplies by (e.g. X * sqrt(d_model)), or divides "
+                   "by it where forward does not",
+}
+
+
 def _next_h_signature(L: _Layer, key, m, n):
     """An RNN step whose hidden weight's gradient takes the step's output ``next_h`` where the input hidden state
     ``prev_h`` is due (tester18s L5: ``dWh = next_h.T @ da``): a tanh step (``da = G * (1 - Y**2)``), a float input
-    of the output's shape with ``n = prev_h.T @ da``, and ``m = Y.T @ da``."""
+    of the output's shape with ``n = prev_h.T @ da``, and ``m = Y.T @ da``. The weight a parameter, or an input of a
+    function pair (CS231n's ``rnn_step_backward``: verify44c F4)."""
     p, Y = L.params.get(key), L.Y
+    if p is None and key.startswith("@") and key[1:] in L.names:
+        p = L.inputs[L.names.index(key[1:])]
     if p is None or p.ndim != 2 or Y.ndim != 2 or p.shape != (Y.shape[1], Y.shape[1]) or L.G.shape != Y.shape:
         return None
     da = L.G * (1 - Y**2)
@@ -5519,6 +5807,32 @@ def _norm_axis_signature(L: _Layer, key, m, n):
     return None
 
 
+def _rms_signature(L: _Layer, key, m, n):
+    """An RMS norm ``Y = gamma * X / r``, ``r = sqrt(mean(X**2, axis=-1) + eps)`` (gamma per feature, fitted; eps
+    among :data:`_NORM_EPS`), whose backward leaves out the path through ``r`` (``dX = dY * gamma / r``) or takes
+    that path's sum over the batch (axis 0, a batch norm's) where the features' is due (outside44 RMSNormNoRmsPath,
+    RMSNormBatchMean): ``n`` the correct dX, recomputed, and ``m`` that backward's; else None."""
+    X, G, Y = L.inputs[0], L.G, L.Y
+    if key != L.keys[0] or X.ndim != 2 or X.dtype.kind != "f" or not X.shape == Y.shape == G.shape == m.shape \
+            or min(X.shape) < 2 or close(m, n, 1e-5) or not np.all(np.isfinite(n)):
+        return None
+    N, D = X.shape
+    for eps in _NORM_EPS:
+        r = np.sqrt((X ** 2).mean(axis=-1, keepdims=True) + eps)
+        gamma = np.sum(Y * X / r, axis=0) / np.maximum(np.sum((X / r) ** 2, axis=0), 1e-300)
+        if not close(Y, gamma * X / r, 1e-9):
+            continue
+        dxh = G * gamma
+        if not close(n, dxh / r - X * (dxh * X).sum(axis=-1, keepdims=True) / (D * r ** 3), 1e-5):
+            return None
+        if close(m, dxh / r, 1e-5):
+            return "rms-path-missing", {}
+        if close(m, dxh / r - X * (dxh * X).sum(axis=0, keepdims=True) / (N * r ** 3), 1e-5):
+            return "rms-wrong-axis", {}
+        return None
+    return None
+
+
 def _gamma_placement(G, X, eps, gamma, m):
     """A LayerNorm's dX with gamma outside its means over the features, ``gamma * istd * (dY - mean(dY) - xhat *
     mean(dY * xhat))`` (corpus38 F5: numpy-transformer's LayerNormalization, BatchNorm's compact formula, where gamma
@@ -5544,7 +5858,29 @@ def _skip_signature(L: _Layer, key, m, n):
         return None
     if close(m + L.G, n, 1e-5) and not close(m, n, 1e-5) and not close(m, 0 * m):
         return "skip-path-missing", {"x": L.names[got[0]]}
+    if close(m - L.G, n, 1e-5) and not close(m, n, 1e-5) and not close(n, 0 * n) and _identity_path(L, key):
+        return "skip-path-twice", {"x": L.names[got[0]]}  # outside44 ResidualSkipTwice
     return None
+
+
+def _identity_path(L: _Layer, key: str) -> bool:
+    """Whether forward is ``X + F(X)`` with F made by the layer's weights: with every weight matrix (a float
+    parameter of two axes or more) set to zero in place, and put back, the input's numerical gradient is dY (the
+    identity path alone); False without such weights (a tanh's dY * (2 - tanh**2) is dY more than its gradient, no
+    skip path: test_cache_rewrite_s26) or when the layer cannot run so."""
+    ws = [w for w in L.params.values() if isinstance(w, np.ndarray) and w.dtype.kind == "f" and w.ndim >= 2]
+    if not ws:
+        return False
+    kept = [w.copy() for w in ws]
+    try:
+        for w in ws:
+            w[...] = 0
+        return close(L.numer([key])[key], L.G, 1e-6)
+    except Exception:  # noqa: BLE001 - a layer that cannot run with its weights zero: not told
+        return False
+    finally:
+        for w, k in zip(ws, kept):
+            w[...] = k
 
 
 def _gate_signature(L: _Layer, key, m, n):
@@ -5552,12 +5888,15 @@ def _gate_signature(L: _Layer, key, m, n):
     ``lstm_bug.py`` returns ``dc`` where ``dc * f`` is due; lesson 32b's ``gru_bug.py`` returns ``dah @ W_hh``
     without the direct path's ``dY * z``). Only for an input after the first with the output's shape, every entry
     of ``m`` and dY nonzero: ``n = r m`` with ``r`` strictly between 0 and 1, not one number ("gate-factor-missing"),
-    or ``n - m = s dY`` with ``s`` so ("gated-skip-missing"); each confirmed at a second upstream gradient, the
+    or ``n - m = s dY`` with ``s`` so ("gated-skip-missing", also for the first input of a layer with weights: a
+    highway's carry ``(1 - t) * x``); each confirmed at a second upstream gradient, the
     factor the same there (a factor of forward's, a gate, not of dY). The layer's cache is set back after."""
-    if (got := _input_of(L, key, m)) is None or got[0] == 0 or got[1].shape != L.Y.shape or L.G.shape != m.shape:
+    if (got := _input_of(L, key, m)) is None or got[1].shape != L.Y.shape or L.G.shape != m.shape:
         return None
     i, G = got[0], L.G
     for code, num, den in (("gate-factor-missing", n, m), ("gated-skip-missing", n - m, G)):
+        if i == 0 and (code == "gate-factor-missing" or not L.params):
+            continue  # the first input: a highway layer's carry path alone (outside44 HighwayNoCarry), weights in it
         if not (np.all(np.abs(den) > 1e-6 * np.abs(den).max(initial=0.0)) and np.all(np.isfinite(num))):
             continue
         r = num / den
@@ -6723,6 +7062,8 @@ def layer_signature(L: _Layer, t: str, m: Any, n: Any, rtol: float, atol: float,
         f = _find("factor-sqrt-d", t, **g)  # tester19s: attention's 1/sqrt(d_k) = 1/2 at a batch of 2
     if f is not None and f.code == "factor" and (g := _factor_attribute(L, m, n)) is not None:
         f = _find(g.pop("code"), t, **g)  # tester20s M10: softmax(x / T) whose backward misses 1/T
+    if f is not None and f.code == "factor" and (g := _size_factor(L, key, m, n)) is not None:
+        f = _find(g[0], t, **g[1])  # outside44: a global average pool's 1/(H*W), an upsampling's sum, sqrt(d_model)
     if f is not None and f.code == "factor" and (g := _sqrt_dk(L, m, n)) is not None:
         f = _find("factor-sqrt-dk", t, **g)  # newuser22: lesson 33's attention_bug.py was "a constant factor"
     if f is not None and f.code in ("factor", "factor-inverse-batch") and (g := _per_layer_m(L, m, n)):
@@ -6826,6 +7167,7 @@ _DETECTORS = (
     lambda L, t, key, m, n: _pad_crop_signature(L, key, m, n),
     lambda L, t, key, m, n: _bias_axis_signature(L, key, m, n),
     _context_signature,
+    lambda L, t, key, m, n: _product_rule(L, key, m, n),
     lambda L, t, key, m, n: _carry_signature(L, key, m, n),
     lambda L, t, key, m, n: _steps_not_summed(L, key, m, n),
     lambda L, t, key, m, n: _first_step_signature(L, key, m, n),
@@ -6850,6 +7192,7 @@ _DETECTORS = (
     lambda L, t, key, m, n: _inside_derivative_signature(L, key, m),
     lambda L, t, key, m, n: _tanh_preactivation_signature(L, key, m, n),
     lambda L, t, key, m, n: _norm_axis_signature(L, key, m, n),
+    lambda L, t, key, m, n: _rms_signature(L, key, m, n),
     lambda L, t, key, m, n: _scale_of_input_signature(L, key, m, n),  # bugs43 M1: dgamma from x, not x_hat
     lambda L, t, key, m, n: _skip_signature(L, key, m, n),
     lambda L, t, key, m, n: _gate_signature(L, key, m, n),
@@ -6858,6 +7201,7 @@ _DETECTORS = (
     lambda L, t, key, m, n: _next_h_signature(L, key, m, n),
     lambda L, t, key, m, n: _attention_softmax_signature(L, key, m, n),
     lambda L, t, key, m, n: _attention_mask_signature(L, key, m, n),  # bugs43 M1: a causal mask's two slips
+    lambda L, t, key, m, n: _attention_value_signature(L, key, m, n),
     lambda L, t, key, m, n: _tied_signature(L, key, m, n),
     lambda L, t, key, m, n: _head_merge_signature(L, key, m, n),
     lambda L, t, key, m, n: _attention_use_signature(L, key, m, n),
@@ -6951,6 +7295,24 @@ def _attention_mask_signature(L: _Layer, key, m, n):
             if close(P @ V, L.Y, 1e-8) and close(n, back(P * (dP - (dP * P).sum(axis=-1, keepdims=True)) * s), 1e-5) \
                     and close(m, back(Pu * (dP - (dP * Pu).sum(axis=-1, keepdims=True)) * s), 1e-5):
                 return "attention-backward-unmasked", fields
+    return None
+
+
+def _attention_value_signature(L: _Layer, key, m, n):
+    """Scaled dot-product attention ``softmax(Q K^T s) V`` (the inputs in that order, ``s`` 1/sqrt(d) or 1, forward's
+    output recomputed from them) whose backward gives V the gradient ``P @ dY``, ``P`` not transposed (shape-valid
+    when the query and key lengths are equal; outside44 AttentionVTransposed): ``n`` is ``P^T @ dY`` and ``m`` that."""
+    if len(L.inputs) != 3 or key != "@" + L.names[2] or close(m, n, 1e-5):
+        return None
+    Q, K, V = L.inputs
+    if not all(a.dtype.kind == "f" and a.ndim >= 2 for a in (Q, K, V)) or Q.shape[-1] != K.shape[-1] \
+            or K.shape[-2] != V.shape[-2] or Q.shape[-2] != K.shape[-2] or L.G.shape != L.Y.shape:
+        return None
+    for s in (1 / np.sqrt(Q.shape[-1]), 1.0):
+        P = softmax(Q @ K.swapaxes(-1, -2) * s)
+        if (P @ V).shape == L.Y.shape and close(P @ V, L.Y, 1e-8) and close(n, P.swapaxes(-1, -2) @ L.G, 1e-5) \
+                and close(m, P @ L.G, 1e-5):
+            return "attention-dv-untransposed", {"v": L.names[2]}
     return None
 
 
@@ -8184,9 +8546,13 @@ def at_other_batch(layer: Any, X: Any, diag: Diagnosis, check: Any, seed: int) -
     if d.error is None and (ts := [t for t in (d.result.failing_tensors if d.result else []) if t]):
         # right at the drawn shape, wrong with one axis grown: the sizes of two axes swapped, whatever the numbers
         # there resemble (the statistics' terms 6/5 too large read as Bessel's N-1, or as missing: verify43c F11)
+        sq = tuple(k + 1 if x0.shape.count(k) > 1 else k for k in x0.shape)  # the equal axes grown alike
+        _, d3 = _again_at(lambda: check([np.random.default_rng([seed, 45]).standard_normal(sq).astype(x0.dtype),
+                                         *inputs[1:]]), keep_pass=True)
+        kept = d3 is not None and not d3.passed and d3.error is None  # wrong where the axes are equal again
         d.findings = [f for f in d.findings if f.severity != "error"] + [_find(
-            "wrong-axis-size", ", ".join(ts), verb="is" if len(ts) == 1 else "are", x=x, s0=x0.shape, s1=shape,
-            a=a, n=x0.shape[a], n1=shape[a])]
+            "size-kept" if kept else "wrong-axis-size", ", ".join(ts), verb="is" if len(ts) == 1 else "are", x=x,
+            s0=x0.shape, s1=shape, s2=sq, a=a, n=x0.shape[a], n1=shape[a])]  # verify44b F7: a stale N at 6 x 6
     d.findings.append(Finding("other-batch-note", line + ": the layer passes at the drawn input but FAILS there; "
                               "the table and diagnosis are at that input", severity="info"))
     return d
@@ -8510,16 +8876,24 @@ def _factor_at_more(L: _Layer, key: str) -> float | None:
           for x, g in zip(L.inputs, grow)]
     shape = list(np.shape(L.Y))
     shape[ax] = N + 1
-    G = np.random.default_rng([L.seed, 21]).standard_normal(shape)
+    return _factor_at_inputs(L, key, xs, tuple(shape))
+
+
+def _factor_at_inputs(L: _Layer, key: str, xs: Sequence[np.ndarray], shape: tuple | None = None) -> float | None:
+    """The constant factor of input or parameter ``key``'s gradient (backward's over central differences) at inputs
+    ``xs`` and a new upstream gradient, or None when there is none, the layer raises there or its output's shape is
+    not ``shape`` (when given). The layer's cache is set back to the check's input after."""
+    i = L.names.index(key[1:]) if key[1:] in L.names else -1
     try:
         Y = L.proxy.forward(*[x.copy() for x in xs], training=L.training)
-        if np.shape(Y) != G.shape:
+        if shape is not None and np.shape(Y) != shape:
             return None
+        G = np.random.default_rng([L.seed, 21]).standard_normal(np.shape(Y))
         _reset_grads(L.proxy)  # (a parameter's gradient read from the layer's grads after this backward alone)
         back = L.proxy.backward(G.copy())
         m2 = np.asarray(L.proxy.grads[key] if i < 0 else _as_list(back, len(xs))[i], dtype=np.float64)
         n2 = L.numer([key], xs=xs, G=G)[key]
-    except Exception:  # noqa: BLE001 - no second batch size to be had: the caller keeps its name
+    except Exception:  # noqa: BLE001 - no second shape to be had: the caller keeps its name
         return None
     finally:
         L.forward_again()  # the check's own forward ran before: same input again

@@ -206,8 +206,8 @@ def test_header_says_where_the_layer_was_checked_again():
     ("SquaredReLUNo2", "dX is 0.5 times the correct gradient: a constant factor is wrong somewhere (2 times too "
                        "small); it equals the batch size 2 here by chance: the same factor at a batch of 3"),
     ("SoftplusBetaExtraBeta", "dX is 2 times the correct gradient, and 2 is self.beta"),
-    ("Upsample2xMean", "dX is 0.25 times the correct gradient: a constant factor is wrong somewhere (4 times too "
-                       "small); the same factor at a batch of 3, so it is no 1/batch")])
+    ("Upsample2xMean", "dX is 0.25 times the correct gradient, and 0.25 = 1/4 comes from the outputs per input, Y.size / "
+                       "X.size (X of shape (2, 3, 3, 4)); at X of shape (2, 4, 5, 7) it is 0.25")])  # session 45
 def test_factor_equal_to_the_batch_size_by_chance(cls, words):
     """M2: named "an extra 1/batch" / "a 1/batch is missing" though the factor is the same at another batch size."""
     layer, X, _ = load(f"tester21s.py::{cls}")
