@@ -1445,7 +1445,7 @@ MODEL_WORDS = {"dlfs": "Deep Learning from Scratch's loss(x, t)/gradient(x, t)",
                "cs231n": "CS231n's loss(X, y) -> (loss, grads)"}
 
 
-def model_as_layer(obj, training=None):
+def model_as_layer(obj):
     """A model of :func:`model_gradients` (Deep Learning from Scratch vol. 1's ``loss(x, t)``/``gradient(x, t)``,
     CS231n assignment 2's ``loss(X, y) -> (loss, grads)``) as Deep Learning from Scratch vol. 2's model
     ``forward(x, t) -> loss``, ``backward(dout=1)``, which :func:`with_targets` (``--targets``) checks: a same-named
@@ -1460,21 +1460,20 @@ def model_as_layer(obj, training=None):
     Parameters
     ----------
     obj : object
-        The model as built.
-    training : bool or None
-        ``--training`` (True), ``--eval`` (False) or neither (None): the gradients both protocols return are of
-        the training loss, so False raises.
+        The model as built (its class switched to the subclass in place).
 
     Returns
     -------
     str
-        The header's words, or "" for another class (or one without a ``params`` dict of float arrays).
+        The header's words (``TARGETS`` standing for how the labels were drawn), or "" for another class (or one
+        without a ``params`` dict of float arrays).
 
     Raises
     ------
     UnreadableError
-        ``training`` False; the forward finds the loss differs between two calls at the same x and t (fresh random
-        numbers on every call, as a dropout without a seed); the gradients returned miss a key of ``params``.
+        Its ``params`` has a key that is not a string; the forward finds the loss differs between two calls at
+        the same x and t (fresh random numbers on every call, as a dropout without a seed); the gradients returned
+        are not a dict (a key of ``params`` they lack is left out of ``grads``, which the check reports).
     """
     kind = model_gradients(type(obj))
     params = getattr(obj, "params", None)
@@ -1482,12 +1481,11 @@ def model_as_layer(obj, training=None):
             isinstance(v, np.ndarray) and v.dtype.kind == "f" for v in params.values()):
         return ""
     name = type(obj).__name__
-    if training is False:
+    if bad := [k for k in params if not isinstance(k, str)]:
         raise UnreadableError(
-            f"{name} is checked through {MODEL_WORDS[kind]}, whose gradients are of the training loss "
-            + ("(gradient(x, t) calls loss(x, t, train_flg=True))" if kind == "dlfs" else
-               "(loss(X, y) with labels y runs in training mode)") + ": --eval cannot be checked; leave it out or give "
-            "--training.")
+            f"{name} is a model, {MODEL_WORDS[kind]}, but its params dict has keys that are not strings "
+            f"({', '.join(map(repr, bad[:3]))}): gradcheck names each weight by its key (dW1 for 'W1'); key params "
+            "(and the gradients) by strings, as the book and the assignment do (params['W1']).")
     flag = {"train_flg": True} if kind == "dlfs" and "train_flg" in (_params(type(obj).loss) or {}) else {}
 
     def loss(self, x, t):
@@ -1519,20 +1517,18 @@ def model_as_layer(obj, training=None):
         got = self.gradient(x.copy(), t.copy()) if kind == "dlfs" else self.loss(x.copy(), t.copy())
         grads = got if kind == "dlfs" else got[1] if isinstance(got, tuple) and len(got) == 2 else None
         what = "gradient(x, t)" if kind == "dlfs" else "loss(X, y)[1]"
-        if not isinstance(grads, dict) or (missing := [k for k in self.params if k not in grads]):
-            raise UnreadableError(
-                f"{name}.{what} returned {type(grads).__name__ if not isinstance(grads, dict) else 'a dict without '}"
-                f"{', '.join(missing) if isinstance(grads, dict) else ''}: it should hold a gradient for each key of "
-                f"params ({', '.join(self.params)}).")
-        self.grads = {k: float(dout) * np.asarray(grads[k], dtype=np.float64) for k in self.params}
+        if not isinstance(grads, dict):
+            raise UnreadableError(f"{name}.{what} returned {type(grads).__name__}, not a dict: it should hold a "
+                                  f"gradient for each key of params ({', '.join(self.params)}).")
+        # a key it lacks is left out: the check names that gradient as never written (the student's bug)
+        self.grads = {k: float(dout) * np.asarray(grads[k], dtype=np.float64) for k in self.params if k in grads}
 
     if not _subclass(obj, None, {MODEL_STATE: None}, forward=forward, backward=backward):
         return ""
-    return (f"model: {MODEL_WORDS[kind]}, checked as a model whose loss at the input x (held fixed) and the labels "
-            f"t (--targets) is differentiated in each array of params ({', '.join(params)}); the gradients "
-            f"{'gradient(x, t)' if kind == 'dlfs' else 'loss(X, y)'} returns are compared with central differences "
-            f"of {'loss(x, t' + (', train_flg=True)' if flag else ')') if kind == 'dlfs' else 'loss(X, y)[0]'}; "
-            "the model computes no dX")
+    return (f"model: {MODEL_WORDS[kind]}: the gradients {'gradient(x, t)' if kind == 'dlfs' else 'loss(X, y)[1]'} "
+            f"returns for each array of params ({', '.join(params)}) compared with central differences of "
+            f"{'loss(x, t' + (', train_flg=True)' if flag else ')') if kind == 'dlfs' else 'loss(X, y)[0]'} at the "
+            "input x (held fixed) and the labels t (TARGETS); the model computes no dX (none checked)")
 
 
 def _nielsen_cost(cls, meths, file):
@@ -2490,15 +2486,17 @@ def backprop_usage(obj, file=""):
             f"arguments, e.g. '{{\"sizes\": [{n_in}, 3, {n_out}]}}').")
 
 
-def model_usage(obj, file=""):
-    """The usage error for a model of :func:`model_as_layer` checked without ``--targets``: the command that checks
-    it (its sizes read from its first and last arrays of ``params``)."""
+def model_usage(obj, file="", loss=False):
+    """The usage error for a model of :func:`model_as_layer` checked without ``--targets`` (or, ``loss``, with
+    ``--loss``: it is no loss of a prediction): the command that checks it (its sizes read from its first and last
+    arrays of ``params``)."""
     arrays = [v for v in getattr(obj, "params", {}).values() if np.ndim(v) >= 1]
     n_in = arrays[0].shape[0] if arrays and arrays[0].ndim == 2 else "D"
     k = arrays[-1].shape[-1] if arrays else "K"
     name, base = type(obj).__name__, os.path.basename(file) or "FILE"
+    need = ("not of a prediction, so it is checked without --loss" if loss else "so the labels are needed")
     return (f"{name} is a model, {MODEL_WORDS[model_gradients(type(obj).__bases__[0])]}: its gradients are of a loss "
-            f"of the data x and the labels t, so the labels are needed: gradcheck check {base}::{name} --input-shape "
+            f"of the data x and the labels t, {need}: gradcheck check {base}::{name} --input-shape "
             f"N,{n_in} --targets labels:{k} --init ... (N the batch size, K the number of classes; for a convolutional "
             "net, --input-shape N,C,H,W).")
 

@@ -1442,11 +1442,12 @@ class Child:
         if nielsen and req.get("targets") is None:
             return self.reply(False, {"stage": "usage", "message": AD.backprop_usage(obj, req.get("file") or "")})
         try:  # DLfS vol. 1's loss(x, t)/gradient(x, t), CS231n's loss(X, y) -> (loss, grads): a model (model45)
-            model = not nielsen and kind == "class" and not keras_call and AD.model_as_layer(obj, req.get("training"))
+            model = not nielsen and kind == "class" and not keras_call and AD.model_as_layer(obj)
         except AD.AdapterError as exc:
             return self.reply(False, {"stage": "usage", "message": str(exc)})
         if model and req.get("targets") is None:
-            return self.reply(False, {"stage": "usage", "message": AD.model_usage(obj, req.get("file") or "")})
+            return self.reply(False, {"stage": "usage", "message": AD.model_usage(obj, req.get("file") or "",
+                                                                                req.get("kind") == "loss")})
         if req.get("targets") is not None:  # DLfS vol. 2's model forward(x, t) -> loss (Y13)
             try:
                 AD.with_targets(obj, req["targets"])
@@ -1461,8 +1462,9 @@ class Child:
             else:
                 obj, info = AD.adapt(obj, req.get("probe")) if req.get("kind") == "layer" else (obj, getattr(
                     obj, "info", {}) if kind == "loss_function" else {})
-            info = _protocol_text(info, keras_call, nielsen or model, req, alias)
-            info = {**info, "no_dx": True} if model else info  # its loss's gradients in its params alone
+            info = _protocol_text(info, keras_call, nielsen, req, alias)
+            if model and info.get("text"):  # its loss's gradients in its params alone
+                info = {**info, "text": model.replace("TARGETS", str(req.get("targets_spec"))), "no_dx": True}
             if kind == "class" and all(callable(getattr(obj, m, None)) for m in ("forward", "backward")) and \
                     req.get("kind") != "layer":  # a loss class: its prediction bound by forward's names
                 obj = AD.BoundLoss(obj, req.get("probe"), req.get("pred_arg"))
