@@ -72,6 +72,7 @@ from ..sources import (
     at_keyword,
     backward_twice,
     cache_rewritten_notes,
+    computes_no_dx,
     dY_written,
     each_keyword_value,
     grad_slots,
@@ -921,16 +922,17 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
         reference's parameters, or both ``parts`` and ``points`` were given: the test is wrong.
     """
     declared = _declared(constants, reference)
-    d_in = [f"d{n}" for n in V.input_names(reference, len(_inputs(X)))]
+    d_x = [f"d{n}" for n in V.input_names(reference, len(_inputs(X)))]
+    d_in = [] if computes_no_dx(layer) else d_x  # a model of its weights alone (DLfS's gradient(x, t)): no dX part
     weights = _weights(parts, d_in + [f"d{k}" for k in getattr(reference, "params", None) or {}], points)  # the test's
     layer, xs = _one_output(layer, reference, _inputs(X), gradients=True)
     _take_constants(layer, declared)
     owner = type(layer).__name__
     keys = list(point := evaluation_point(layer, reference, seed=seed, params=params, xs=xs))  # the parameters' names
-    names = d_in + [f"d{k}" for k in keys]
+    names = d_x + [f"d{k}" for k in keys]
     Y_ref = _finite_reference("output Y", forward_in_mode(reference, xs, training))
     G = upstream_draw(probe_rng(seed), Y_ref.shape, [*xs, *point.values()])  # never the test's own draw (newuser29 H2)
-    ref_call = Call(None, owner, xs, [n[1:] for n in d_in], point, training)
+    ref_call = Call(None, owner, xs, [n[1:] for n in d_x], point, training)
 
     def expected_for(dY):  # the pipeline's reference source, by part name; each finite
         grads = reference_source(reference, ref_call, dY)[1]
@@ -2018,8 +2020,9 @@ def _large_graded(verdict: Verdict, layer: Any, xs: list[np.ndarray], d_in: list
     part passed: a wrong gradient of another shape (db not summed) reads as NaN there, and would fail the others. Not
     in training mode against a reference that draws (:func:`_reference_random`): each side draws its own mask at the
     large inputs (redteam41 F3: a right model Linear -> ReLU -> Dropout whose ReLU left every entry at 0 at the test's
-    batch of one agreed with the reference there, then failed every part at X + 1000, 3 seeds in 15)."""
-    if not verdict.passed or cfg.training and _reference_random(reference, xs):
+    batch of one agreed with the reference there, then failed every part at X + 1000, 3 seeds in 15). Nor for a model
+    graded without dX (``d_in`` empty: :func:`gradcheck.sources.computes_no_dx`)."""
+    if not verdict.passed or not d_in or cfg.training and _reference_random(reference, xs):  # not d_in: a model
         return
     passing = {p.name: p for p in verdict.parts}
     owner = type(layer).__name__
