@@ -1497,15 +1497,7 @@ def model_as_layer(obj):
         self.__dict__[MODEL_STATE] = (np.array(x, copy=True), np.array(t, copy=True), states)
         got = loss(self, x, t)
         if "_gradcheck_model_same" not in self.__dict__:  # once: a loss drawing new random numbers on each call
-            again = loss(self, np.array(x, copy=True), np.array(t, copy=True))
-            if not np.allclose(np.asarray(again, dtype=np.float64), np.asarray(got, dtype=np.float64),
-                               rtol=1e-10, atol=0):
-                raise UnreadableError(
-                    f"{name}'s loss differs between two calls at the same x and t ({float(np.sum(got)):.6g}, then "
-                    f"{float(np.sum(again)):.6g}): it draws new random numbers on every call (a dropout mask without "
-                    "a seed), so no gradient can be compared with central differences of it. Build it with a seed "
-                    "(CS231n's FullyConnectedNet: --init '{\"seed\": 0, ...}', which seeds each dropout call) or "
-                    "without dropout.")
+            _same_loss(name, got, loss(self, np.array(x, copy=True), np.array(t, copy=True)))
             self.__dict__["_gradcheck_model_same"] = True
         return got
 
@@ -2484,6 +2476,17 @@ def backprop_usage(obj, file=""):
             f"with --targets real@N_OUT,M (y of shape (N_OUT, M), one column per sample of x (N_IN, M)): gradcheck "
             f"check {base}::{name} --input-shape {n_in},2 --targets real@{n_out},2 --init ... (the constructor's "
             f"arguments, e.g. '{{\"sizes\": [{n_in}, 3, {n_out}]}}').")
+
+
+def _same_loss(name, got, again):
+    """UnreadableError when a model's loss at the same x and t, ``got`` then ``again``, differs beyond rounding: it
+    draws new random numbers on every call (DLfS's ``Dropout``, CS231n's ``dropout_forward`` without a seed)."""
+    if not np.allclose(np.asarray(again, dtype=np.float64), np.asarray(got, dtype=np.float64), rtol=1e-10, atol=0):
+        raise UnreadableError(
+            f"{name}'s loss differs between two calls at the same x and t ({float(np.sum(got)):.6g}, then "
+            f"{float(np.sum(again)):.6g}): it draws new random numbers on every call (a dropout mask without a seed), "
+            "so no gradient can be compared with central differences of it. Build it with a seed (CS231n's "
+            "FullyConnectedNet: --init '{\"seed\": 0, ...}', which seeds each dropout call) or without dropout.")
 
 
 def model_usage(obj, file="", loss=False):

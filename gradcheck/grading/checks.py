@@ -922,8 +922,7 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
         reference's parameters, or both ``parts`` and ``points`` were given: the test is wrong.
     """
     declared = _declared(constants, reference)
-    d_x = [f"d{n}" for n in V.input_names(reference, len(_inputs(X)))]
-    d_in = [] if computes_no_dx(layer) else d_x  # a model of its weights alone (DLfS's gradient(x, t)): no dX part
+    d_x, d_in = _input_parts(layer, reference, X)
     weights = _weights(parts, d_in + [f"d{k}" for k in getattr(reference, "params", None) or {}], points)  # the test's
     layer, xs = _one_output(layer, reference, _inputs(X), gradients=True)
     _take_constants(layer, declared)
@@ -959,6 +958,14 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
                           ref_call.names)
     verdict = Verdict(parts, _transposed_notes(layer, reference, xs) + [cached] * bool(cached))
     return _as_check(verdict, layer, xs, d_in, G.shape, cfg, numerical, Y, reference, written, G)
+
+
+def _input_parts(layer: Any, reference: Any, X: Any) -> tuple[list[str], list[str]]:
+    """``(the reference's input gradients' names, those graded)``: ``dX`` (``dx``, ``dw``, ... of a pair), graded
+    unless ``layer`` is a model differentiated in its weights alone (:func:`gradcheck.sources.computes_no_dx`: DLfS
+    vol. 1's ``gradient(x, t)``, CS231n's ``loss(X, y)``), which computes no dX."""
+    d_x = [f"d{n}" for n in V.input_names(reference, len(_inputs(X)))]
+    return d_x, [] if computes_no_dx(layer) else d_x
 
 
 def _fixed_mask_graded(owner: str, reference: Any, weights: Mapping[str, float], undecided: bool = False) -> Verdict:
