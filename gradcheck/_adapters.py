@@ -1380,7 +1380,7 @@ def no_layer_methods(cls, file=""):
     constructor's arguments); ``""`` for any other class."""
     if not isinstance(cls, type) or any(m in vars(k) for k in cls.__mro__[:-1] for m in (
             "forward", "backward", "call", "__call__", "forward_pass", "parameters")) or _backprop_pair(cls) or \
-            _mlfs_loss(cls):
+            _mlfs_loss(cls) or model_gradients(cls):
         return ""  # Nielsen's backprop(x, y): checked as a model (backprop_as_model); ML-From-Scratch's loss: --loss
     meths = {}  # its own and inherited public methods, the nearest class's first (tester31e F7: none said of 7 inherited)
     for c in cls.__mro__[:-1]:
@@ -1390,8 +1390,6 @@ def no_layer_methods(cls, file=""):
                 meths.setdefault(k, v)
     if nielsen := _nielsen_cost(cls, meths, file):
         return nielsen
-    if model := model_gradients_text(cls, file):
-        return model
     meths = list(meths.items())
     name = cls.__name__
 
@@ -1439,41 +1437,90 @@ def model_gradients(cls):
     return None
 
 
-def model_gradients_text(cls, file=""):
-    """The usage error for a model of :func:`model_gradients` (``""`` for any other class): what it is, and a subclass
-    to add to its file that presents it as a layer of the manualprop protocol, its labels the checked input (integer,
-    ``--indices``: no gradient), the data x held fixed (drawn from a seeded generator, of the first weight's first
-    axis, as each model's ``params['W1']`` of shape (input size, hidden size) gives it), forward the loss as a
-    one-element array and backward the gradients the model returns, times dY, in ``grads``: so each weight's gradient
-    is compared with the central differences of the loss. Each line is written in backquotes, the command last."""
-    kind = model_gradients(cls)
-    if kind is None:
+#: the key of a model's ``__dict__`` where :func:`model_as_layer`'s forward keeps ``(x, t, the generators' states
+#: before it ran)`` for its backward
+MODEL_STATE = "_gradcheck_model"
+#: the header's words for each protocol of :func:`model_gradients`
+MODEL_WORDS = {"dlfs": "Deep Learning from Scratch's loss(x, t)/gradient(x, t)",
+               "cs231n": "CS231n's loss(X, y) -> (loss, grads)"}
+
+
+def model_as_layer(obj):
+    """A model of :func:`model_gradients` (Deep Learning from Scratch vol. 1's ``loss(x, t)``/``gradient(x, t)``,
+    CS231n assignment 2's ``loss(X, y) -> (loss, grads)``) as Deep Learning from Scratch vol. 2's model
+    ``forward(x, t) -> loss``, ``backward(dout=1)``, which :func:`with_targets` (``--targets``) checks: a same-named
+    subclass whose forward is the model's loss at x and the labels t (DLfS's with ``train_flg=True``, as its
+    ``gradient`` calls it; CS231n's ``loss(X, y)[0]``, training mode, as a loss with labels runs), and whose backward
+    puts the gradients the model returns (``gradient(x, t)``, ``loss(X, y)[1]``), times ``dout``, into ``grads``,
+    keyed as ``params``; no dX (returns None). Each array of ``params`` is then compared with the central
+    differences of the loss, as the books' own checks do (DLfS's ``gradient_check.py``, CS231n's
+    ``eval_numerical_gradient(lambda W: model.loss(X, y)[0], model.params[name])``). Backward first sets the
+    generators back to their states before the forward's loss, so a dropout mask drawn inside is drawn again.
+
+    Parameters
+    ----------
+    obj : object
+        The model as built (its class switched to the subclass in place).
+
+    Returns
+    -------
+    str
+        The header's words (``TARGETS`` standing for how the labels were drawn), or "" for another class (or one
+        without a ``params`` dict of float arrays).
+
+    Raises
+    ------
+    UnreadableError
+        Its ``params`` has a key that is not a string; the forward finds the loss differs between two calls at
+        the same x and t (fresh random numbers on every call, as a dropout without a seed); the gradients returned
+        are not a dict (a key of ``params`` they lack is left out of ``grads``, which the check reports).
+    """
+    kind = model_gradients(type(obj))
+    params = getattr(obj, "params", None)
+    if kind is None or not isinstance(params, dict) or not params or not all(
+            isinstance(v, np.ndarray) and v.dtype.kind == "f" for v in params.values()):
         return ""
-    name, base = cls.__name__, os.path.basename(file) if file else "FILE.py"
-    if kind == "dlfs":
-        what = (f"{name} has loss(x, t) and gradient(x, t), Deep Learning from Scratch's model (vol. 1: gradient "
-                "returns the gradients of its params dict for the data x and the labels t)")
-        flag = ", train_flg=True" if "train_flg" in (_params(cls.loss) or {}) else ""  # as gradient(x, t) calls it
-        loss, grads = f"self.loss(self._x, t{flag})", "self.gradient(self._x, self._t)"
-    else:
-        what = (f"{name} has loss(X, y=None) -> (loss, grads), CS231n's model (assignment 2's fc_net.py, cnn.py: grads "
-                "holds the gradients of its params dict for the data X and the labels y)")
-        loss, grads = "self.loss(self._x, t)[0]", "self.loss(self._x, self._t)[1]"
-    sizes = [p for p in _params(cls.__init__) or {} if p != "self" and re.search(
-        r"size|dim|classes|hidden|input|output", p)]
-    init = "{" + ", ".join(f'"{p}": ...' for p in sizes) + "}"
-    lines = ["import numpy as np",
-             "def _check_forward(self, t): self._x = np.random.default_rng(0).standard_normal((len(t), "
-             f"next(iter(self.params.values())).shape[0])); self._t = t; return np.array([{loss}])",
-             f"def _check_backward(self, dY): self.grads = {{k: dY[0] * g for k, g in {grads}.items()}}",
-             f"class {name}Check({name}): forward, backward = _check_forward, _check_backward"]
-    return (f"{what}: a model, neither a layer (forward(X) -> Y and backward(dY) -> dX) nor a loss of a prediction "
-            f"(--loss), and it computes no dX. To compare its gradients with central differences of its loss in each "
-            f"array of params, the data x held fixed and the labels the checked input, add these lines at the end of "
-            f"{base}: " + " ".join(f"`{line}`" for line in lines) + f" and run `gradcheck check {base}::{name}Check "
-            f"--input-shape N --indices K --init '{init}'` (N the batch size, K the number of classes; small sizes "
-            f"keep the check short). x is drawn of shape (N, the first axis of the first array of params): for a "
-            f"convolutional net, draw it of your input's shape (N, C, H, W) instead.")
+    name = type(obj).__name__
+    if bad := [k for k in params if not isinstance(k, str)]:
+        raise UnreadableError(
+            f"{name} is a model, {MODEL_WORDS[kind]}, but its params dict has keys that are not strings "
+            f"({', '.join(map(repr, bad[:3]))}): gradcheck names each weight by its key (dW1 for 'W1'); key params "
+            "(and the gradients) by strings, as the book and the assignment do (params['W1']).")
+    flag = {"train_flg": True} if kind == "dlfs" and "train_flg" in (_params(type(obj).loss) or {}) else {}
+
+    def loss(self, x, t):
+        got = self.loss(x, t, **flag) if kind == "dlfs" else self.loss(x, t)
+        return got if kind == "dlfs" else got[0] if isinstance(got, tuple) and len(got) == 2 else got
+
+    def forward(self, x, t):
+        states = ([_state(g) for g in generators(self)], global_states())
+        self.__dict__[MODEL_STATE] = (np.array(x, copy=True), np.array(t, copy=True), states)
+        got = loss(self, x, t)
+        if "_gradcheck_model_same" not in self.__dict__:  # once: a loss drawing new random numbers on each call
+            _same_loss(name, got, loss(self, np.array(x, copy=True), np.array(t, copy=True)))
+            self.__dict__["_gradcheck_model_same"] = True
+        return got
+
+    def backward(self, dout=1.0):
+        x, t, (gens, glob) = self.__dict__[MODEL_STATE]
+        for g, st in zip(generators(self), gens, strict=False):
+            _state(g, st)
+        global_states(glob)
+        got = self.gradient(x.copy(), t.copy()) if kind == "dlfs" else self.loss(x.copy(), t.copy())
+        grads = got if kind == "dlfs" else got[1] if isinstance(got, tuple) and len(got) == 2 else None
+        what = "gradient(x, t)" if kind == "dlfs" else "loss(X, y)[1]"
+        if not isinstance(grads, dict):
+            raise UnreadableError(f"{name}.{what} returned {type(grads).__name__}, not a dict: it should hold a "
+                                  f"gradient for each key of params ({', '.join(self.params)}).")
+        # a key it lacks is left out: the check names that gradient as never written (the student's bug)
+        self.grads = {k: float(dout) * np.asarray(grads[k], dtype=np.float64) for k in self.params if k in grads}
+
+    if not _subclass(obj, None, {MODEL_STATE: None}, forward=forward, backward=backward):
+        return ""
+    return (f"model: {MODEL_WORDS[kind]}: the gradients {'gradient(x, t)' if kind == 'dlfs' else 'loss(X, y)[1]'} "
+            f"returns for each array of params ({', '.join(params)}) compared with central differences of "
+            f"{'loss(x, t' + (', train_flg=True)' if flag else ')') if kind == 'dlfs' else 'loss(X, y)[0]'} at the "
+            "input x (held fixed) and the labels t (TARGETS); the model computes no dX (none checked)")
 
 
 def _nielsen_cost(cls, meths, file):
@@ -2446,6 +2493,32 @@ def backprop_usage(obj, file=""):
             f"with --targets real@N_OUT,M (y of shape (N_OUT, M), one column per sample of x (N_IN, M)): gradcheck "
             f"check {base}::{name} --input-shape {n_in},2 --targets real@{n_out},2 --init ... (the constructor's "
             f"arguments, e.g. '{{\"sizes\": [{n_in}, 3, {n_out}]}}').")
+
+
+def _same_loss(name, got, again):
+    """UnreadableError when a model's loss at the same x and t, ``got`` then ``again``, differs beyond rounding: it
+    draws new random numbers on every call (DLfS's ``Dropout``, CS231n's ``dropout_forward`` without a seed)."""
+    if not np.allclose(np.asarray(again, dtype=np.float64), np.asarray(got, dtype=np.float64), rtol=1e-10, atol=0):
+        raise UnreadableError(
+            f"{name}'s loss differs between two calls at the same x and t ({float(np.sum(got)):.6g}, then "
+            f"{float(np.sum(again)):.6g}): it draws new random numbers on every call (a dropout mask without a seed), "
+            "so no gradient can be compared with central differences of it. Build it with a seed (CS231n's "
+            "FullyConnectedNet: --init '{\"seed\": 0, ...}', which seeds each dropout call) or without dropout.")
+
+
+def model_usage(obj, file="", loss=False):
+    """The usage error for a model of :func:`model_as_layer` checked without ``--targets`` (or, ``loss``, with
+    ``--loss``: it is no loss of a prediction): the command that checks it (its sizes read from its first and last
+    arrays of ``params``)."""
+    arrays = [v for v in getattr(obj, "params", {}).values() if np.ndim(v) >= 1]
+    n_in = arrays[0].shape[0] if arrays and arrays[0].ndim == 2 else "D"
+    k = arrays[-1].shape[-1] if arrays else "K"
+    name, base = type(obj).__name__, os.path.basename(file) or "FILE"
+    need = ("not of a prediction, so it is checked without --loss" if loss else "so the labels are needed")
+    return (f"{name} is a model, {MODEL_WORDS[model_gradients(type(obj).__bases__[0])]}: its gradients are of a loss "
+            f"of the data x and the labels t, {need}: gradcheck check {base}::{name} --input-shape "
+            f"N,{n_in} --targets labels:{k} --init ... (N the batch size, K the number of classes; for a convolutional "
+            "net, --input-shape N,C,H,W).")
 
 
 def with_targets(obj, t):

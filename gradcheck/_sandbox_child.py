@@ -1220,11 +1220,29 @@ def _training(req):
     return {} if req.get("training") is None else {"training": req["training"]}
 
 
-def _protocol_text(info, keras_call, nielsen, req, alias=""):
+def _as_model(AD, obj, plain, nielsen, req):
+    """``(model, usage)``: the header's words of a model of :func:`gradcheck._adapters.model_as_layer` (DLfS vol. 1's
+    ``loss(x, t)``/``gradient(x, t)``, CS231n's ``loss(X, y) -> (loss, grads)``; ``plain``: a class whose forward is
+    no ``call``), "" for another object; and the usage error, "" when none: such a model, or Nielsen's network
+    (``nielsen``, :func:`gradcheck._adapters.backprop_as_model`), loaded without targets, or one it refuses."""
+    if nielsen:
+        return "", "" if req.get("targets") is not None else AD.backprop_usage(obj, req.get("file") or "")
+    try:
+        model = plain and AD.model_as_layer(obj) or ""
+    except AD.AdapterError as exc:
+        return "", str(exc)
+    if model and req.get("targets") is None:
+        return model, AD.model_usage(obj, req.get("file") or "", req.get("kind") == "loss")
+    return model, ""
+
+
+def _protocol_text(info, keras_call, nielsen, req, alias="", model=""):
     """``info`` with its ``text`` (the header's protocol line) saying what the load read beyond the adapter: forward
     found as ``call``/``__call__`` (Keras's, PyTorch's habit), backward as ``alias`` (``backprop``), Nielsen's
-    ``backprop(x, y)`` as a model, a model with fixed targets (DLfS vol. 2's ``forward(x, t)``). Unchanged without
-    a text."""
+    ``backprop(x, y)`` as a model, a model with fixed targets (DLfS vol. 2's ``forward(x, t)``); ``model``'s words
+    (:func:`_as_model`) instead, with ``no_dx``. Unchanged without a text."""
+    if model and info.get("text"):  # its loss's gradients in its params alone
+        return {**info, "text": model.replace("TARGETS", str(req.get("targets_spec"))), "no_dx": True}
     if alias and info.get("text"):
         info = {**info, "text": f"{info['text']}; backward is {alias}() (the class has no backward)"}
     if keras_call and info.get("text"):
@@ -1445,8 +1463,9 @@ class Child:
         alias = kind == "class" and AD.backprop_as_backward(obj)  # backprop(self, dY) as backward (corpus36 F3)
         nielsen = kind == "class" and not keras_call and AD.backprop_as_model(  # backprop(x, y): a model
             obj, bool(req.get("nabla_parts")))
-        if nielsen and req.get("targets") is None:
-            return self.reply(False, {"stage": "usage", "message": AD.backprop_usage(obj, req.get("file") or "")})
+        model, usage = _as_model(AD, obj, kind == "class" and not keras_call, nielsen, req)
+        if usage:
+            return self.reply(False, {"stage": "usage", "message": usage})
         if req.get("targets") is not None:  # DLfS vol. 2's model forward(x, t) -> loss (Y13)
             try:
                 AD.with_targets(obj, req["targets"])
@@ -1461,7 +1480,7 @@ class Child:
             else:
                 obj, info = AD.adapt(obj, req.get("probe")) if req.get("kind") == "layer" else (obj, getattr(
                     obj, "info", {}) if kind == "loss_function" else {})
-            info = _protocol_text(info, keras_call, nielsen, req, alias)
+            info = _protocol_text(info, keras_call, nielsen, req, alias, model)
             if kind == "class" and all(callable(getattr(obj, m, None)) for m in ("forward", "backward")) and \
                     req.get("kind") != "layer":  # a loss class: its prediction bound by forward's names
                 obj = AD.BoundLoss(obj, req.get("probe"), req.get("pred_arg"))

@@ -999,7 +999,8 @@ def loss_scalar(value: Any, owner: str, signature: str) -> np.float64:
 
 
 def check_input_grads(ret: Any, *, owner: str, produced_by: str, names: list[str], inputs: list[np.ndarray],
-                      keys: list[str], wrong: list | None = None, pair: bool = False) -> dict[str, np.ndarray]:
+                      keys: list[str], wrong: list | None = None, pair: bool = False,
+                      no_dx: bool = False) -> dict[str, np.ndarray]:
     """What ``backward`` returned (one gradient, or a tuple for several inputs) as ``{key: float64}``,
     integer inputs' entries ignored; raises as :func:`check_output`, or for the wrong length. With exactly one float
     input beside integer ones, a lone array is that input's gradient (an integer input gets none: ``--indices``;
@@ -1033,21 +1034,25 @@ def check_input_grads(ret: Any, *, owner: str, produced_by: str, names: list[str
                 f"layer differentiates {n}, so {n} takes real values and its gradient is to be checked.",
                 f"Give {n} as a float array ({n}.astype(np.float64)) in Python, or leave --indices out for {n} on "
                 "the command line (integer inputs are only for ids, such as an embedding's)."))  # newuser23 L8
-    none = without_gradient(rets, inputs, pair)
+    none = without_gradient(rets, inputs, pair, no_dx)
     out = {k: shaped_or_wrong(r, k, wrong, owner=owner, tensor=grad_name(n), produced_by=produced_by,
                               expected_shape=x.shape, expected_why=f"the shape of the input {n}")
            for i, (r, n, x, k) in enumerate(zip(rets, names, inputs, keys)) if x.dtype.kind == "f" and i not in none}
     return {k: v for k, v in out.items() if v is not None}
 
 
-def without_gradient(rets: Sequence[Any], inputs: Sequence[np.ndarray], pair: bool = False) -> set[int]:
+def without_gradient(rets: Sequence[Any], inputs: Sequence[np.ndarray], pair: bool = False,
+                     no_dx: bool = False) -> set[int]:
     """The positions of the float inputs of a forward of several whose gradient backward returned (``rets``, one per
     input) as None beside another float input's array: inputs without a gradient (PyTorch's ``autograd.Function``
     returns None for one, a mask; newuser36 M2), not checked. A lone input's None, None for every float input, or any
     None of a ``pair`` (a CS231n function pair, whose inputs are its weights too: ``db`` of ``affine_backward``;
-    :func:`gradcheck.sources.inputs_hold_weights`) is none of them: a missing gradient."""
+    :func:`gradcheck.sources.inputs_hold_weights`) is none of them: a missing gradient. ``no_dx``: a model whose
+    loss is differentiated in its weights alone (:func:`gradcheck.sources.computes_no_dx`): every None is one."""
     floats = [i for i, x in enumerate(inputs) if x.dtype.kind == "f"]
     none = {i for i in floats if i < len(rets) and rets[i] is None}
+    if no_dx:
+        return none
     return none if len(inputs) > 1 and none and len(none) < len(floats) and not pair else set()
 
 

@@ -1565,6 +1565,20 @@ def _reached_methods(classes, methods: Sequence[str]) -> list[ast.FunctionDef]:
     return list(seen.values())
 
 
+def _model_mode(cname: str, info) -> str:
+    """The usage error for ``--eval`` given for a model of
+    :func:`gradcheck._adapters.model_as_layer`: the gradients it returns are of its training loss (DLfS vol. 1's
+    ``gradient(x, t)`` calls ``loss(x, t, train_flg=True)``; CS231n's ``loss(X, y)`` with labels sets every dropout's
+    and batch normalization's mode to ``"train"``), which is the one mode checked; an eval loss has no gradient of
+    the model's to compare."""
+    dlfs = "Deep Learning from Scratch" in str(info.get("text"))
+    how = ("gradient(x, t) computes the gradients of loss(x, t) in training mode (train_flg=True, when loss takes it)"
+           if dlfs else "loss(X, y) with labels y runs in training mode (mode 'train' for dropout and batch "
+           "normalization) and returns that loss's gradients")
+    return (f"--eval: {cname} is a model whose {how}: that mode is the one checked (with or without --training), and "
+            "there is no gradient of the eval loss to compare; drop --eval.")
+
+
 def _settable_mode(layer, cname: str, requested, switches: Sequence[str] = ()) -> None:
     """Refuse ``--training``/``--eval`` (``requested`` True/False) for a forward whose mode gradcheck cannot set,
     before any check: a PASS would be for a mode that never ran. A forward argument that may be a switch
@@ -1587,6 +1601,10 @@ def _settable_mode(layer, cname: str, requested, switches: Sequence[str] = ()) -
     if requested == "auto" or info.get("forward_training") is not False:
         return
     opt, mode = ("--training", "training") if requested else ("--eval", "eval")
+    if info.get("no_dx") is True and requested is False:  # a model's gradient(x, t), loss(X, y): training (model45)
+        raise UsageError(_model_mode(cname, info))
+    if info.get("no_dx") is True:
+        return
     if flag := info.get("unread_flag"):
         name, value = flag
         raise NotCheckedError(
@@ -1632,6 +1650,11 @@ def _no_switch_lines(info, init, switches: Sequence[str] = ()) -> list[str]:
                 f"never ran. {_switches_read(name, value)} to have both modes checked."]
     if info.get("protocol") == "cs231n":
         return [pair_mode_line(init)]
+    if info.get("no_dx") is True:  # a model of _adapters.model_as_layer (model45)
+        text = str(info.get("text"))
+        return ["mode: training (train_flg=True, as gradient(x, t) calls loss)" if "train_flg=True" in text else
+                "mode: training (loss(X, y) with labels: mode 'train' for any dropout and batch normalization)"
+                if "CS231n" in text else NO_SWITCH]
     if switches:
         return ["mode: forward as it is (no training argument; see the WARNING)",
                 f"WARNING: the class tests {', '.join(switches)}, a training switch gradcheck does not set, so only "

@@ -110,6 +110,7 @@ from .sources import (
     backward_twice,
     built_with,
     cache_write_verdict,
+    computes_no_dx,
     each_keyword_value,
     each_other_arg,
     grad_slots,
@@ -10425,7 +10426,8 @@ class _Probes:
         if bad_shape or nonfinite:
             try:  # the canonical one-paragraph error (what check_layer would raise): exit code 3
                 V.check_input_grads(ret, owner=self.owner, produced_by=bcall, names=names,
-                                    inputs=inputs, keys=["@" + n for n in names], pair=inputs_hold_weights(self.layer))
+                                    inputs=inputs, keys=["@" + n for n in names], pair=inputs_hold_weights(self.layer),
+                                    no_dx=computes_no_dx(self.layer))
                 V.check_grads(layer, self.owner, params, grad_slots(self.layer))  # self.dW, not grads['W'] (M5)
             except GradcheckError as exc:
                 self.diag.error = exc
@@ -10442,7 +10444,8 @@ class _Probes:
 
     def returned(self, rets, grads, pre_ids, bcall):
         """Probes 2 and 3 on what backward returned and wrote: ``(bad_shape, nonfinite, never)``."""
-        none = V.without_gradient(rets, self.inputs, inputs_hold_weights(self.layer))  # a mask's None (M2)
+        none = V.without_gradient(rets, self.inputs, inputs_hold_weights(self.layer),  # a mask's None (M2)
+                                  computes_no_dx(self.layer))
         found = [(V.grad_name(n), r, x.shape, n, bcall)
                  for i, (n, r, x) in enumerate(zip(self.names, rets, self.inputs)) if x.dtype.kind == "f" and i not in none]
         slots = grad_slots(self.layer)  # attribute style: self.dW, not grads['W'] (M5)

@@ -864,7 +864,7 @@ def manual_source(call: Call, G: np.ndarray, wrong: list | None = None) -> dict[
     if written := dY_written(owner, dY, G):
         raise written
     manual = V.check_input_grads(ret, owner=owner, produced_by=bcall, names=names, inputs=inputs, keys=call.keys,
-                                 wrong=wrong, pair=inputs_hold_weights(call.layer))
+                                 wrong=wrong, pair=inputs_hold_weights(call.layer), no_dx=computes_no_dx(call.layer))
     manual.update(V.check_grads(call.layer, owner, call.params, grad_slots(call.layer), wrong=wrong))
     return manual
 
@@ -879,6 +879,20 @@ def inputs_hold_weights(layer: Any) -> bool:
     inner = inner.obj if isinstance(inner, Adapted) else inner
     proto = getattr(inner, "protocol", None)
     return isinstance(inner, FunctionPair) or (isinstance(proto, Mapping) and proto.get("protocol") == "cs231n")
+
+
+def computes_no_dx(layer: Any) -> bool:
+    """Whether ``layer`` is a model differentiated in its weights alone (:func:`gradcheck._adapters.model_as_layer`:
+    Deep Learning from Scratch vol. 1's ``gradient(x, t)``, CS231n's ``loss(X, y) -> (loss, grads)``), run here or
+    sandboxed (its ``protocol``'s ``no_dx``): its backward's None is no dX, not a missing gradient
+    (:func:`gradcheck._validation.without_gradient`)."""
+    inner = layer
+    while isinstance(inner, Wrapper):  # the checker's proxies around the layer
+        inner = inner._layer
+    inner = inner.obj if isinstance(inner, Adapted) else inner
+    proto = getattr(inner, "protocol", None)
+    return isinstance(proto, Mapping) and proto.get("no_dx") is True or "_gradcheck_model" in getattr(
+        inner, "__dict__", {})
 
 
 def stored_inputs_refusal(layer: Any, owner: str, bcall: str) -> StudentCodeError | None:

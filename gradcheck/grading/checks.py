@@ -76,6 +76,7 @@ from ..sources import (
     at_keyword,
     backward_twice,
     cache_rewritten_notes,
+    computes_no_dx,
     dY_written,
     each_keyword_value,
     grad_slots,
@@ -925,16 +926,16 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
         reference's parameters, or both ``parts`` and ``points`` were given: the test is wrong.
     """
     declared = _declared(constants, reference)
-    d_in = [f"d{n}" for n in V.input_names(reference, len(_inputs(X)))]
+    d_x, d_in = _input_parts(layer, reference, X)
     weights = _weights(parts, d_in + [f"d{k}" for k in getattr(reference, "params", None) or {}], points)  # the test's
     layer, xs = _one_output(layer, reference, _inputs(X), gradients=True)
     _take_constants(layer, declared)
     owner = type(layer).__name__
     keys = list(point := evaluation_point(layer, reference, seed=seed, params=params, xs=xs))  # the parameters' names
-    names = d_in + [f"d{k}" for k in keys]
+    names = d_x + [f"d{k}" for k in keys]
     Y_ref = _finite_reference("output Y", forward_in_mode(reference, xs, training))
     G = upstream_draw(probe_rng(seed), Y_ref.shape, [*xs, *point.values()])  # never the test's own draw (newuser29 H2)
-    ref_call = Call(None, owner, xs, [n[1:] for n in d_in], point, training)
+    ref_call = Call(None, owner, xs, [n[1:] for n in d_x], point, training)
 
     def expected_for(dY):  # the pipeline's reference source, by part name; each finite
         grads = reference_source(reference, ref_call, dY)[1]
@@ -961,6 +962,14 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
                           ref_call.names)
     verdict = Verdict(parts, _transposed_notes(layer, reference, xs) + [cached] * bool(cached))
     return _as_check(verdict, layer, xs, d_in, G.shape, cfg, numerical, Y, reference, written, G)
+
+
+def _input_parts(layer: Any, reference: Any, X: Any) -> tuple[list[str], list[str]]:
+    """``(the reference's input gradients' names, those graded)``: ``dX`` (``dx``, ``dw``, ... of a pair), graded
+    unless ``layer`` is a model differentiated in its weights alone (:func:`gradcheck.sources.computes_no_dx`: DLfS
+    vol. 1's ``gradient(x, t)``, CS231n's ``loss(X, y)``), which computes no dX."""
+    d_x = [f"d{n}" for n in V.input_names(reference, len(_inputs(X)))]
+    return d_x, [] if computes_no_dx(layer) else d_x
 
 
 def _fixed_mask_graded(owner: str, reference: Any, weights: Mapping[str, float], undecided: bool = False) -> Verdict:
@@ -1985,8 +1994,9 @@ def _large_graded(verdict: Verdict, layer: Any, xs: list[np.ndarray], d_in: list
     part passed: a wrong gradient of another shape (db not summed) reads as NaN there, and would fail the others. Not
     in training mode against a reference that draws (:func:`_reference_random`): each side draws its own mask at the
     large inputs (redteam41 F3: a right model Linear -> ReLU -> Dropout whose ReLU left every entry at 0 at the test's
-    batch of one agreed with the reference there, then failed every part at X + 1000, 3 seeds in 15)."""
-    if not verdict.passed or cfg.training and _reference_random(reference, xs):
+    batch of one agreed with the reference there, then failed every part at X + 1000, 3 seeds in 15). Nor for a model
+    graded without dX (``d_in`` empty: :func:`gradcheck.sources.computes_no_dx`)."""
+    if not verdict.passed or not d_in or cfg.training and _reference_random(reference, xs):  # not d_in: a model
         return
     passing = {p.name: p for p in verdict.parts}
     owner = type(layer).__name__

@@ -685,11 +685,12 @@ class Student:
                 file, class_name, init, seed=int(self._item.config.getoption("--grading-seed")),
                 no_forward_in_backward=policy, targets=t))
         except UsageError as exc:
-            if t is None and "--targets" in str(exc):  # Nielsen's backprop(x, y): the test gives no labels y
+            if t is None and "--targets" in str(exc):  # Nielsen's backprop(x, y), a model's: the test gives no labels
                 raise C.GradingTestError(
                     f"the test loads {class_name} from {file} without targets, which it needs: "
                     f"{str(exc).partition(': ')[2]} In a grading test: student.layer({file!r}, {class_name!r}, "
-                    f"targets='real@N_OUT,M', ...) (check's --targets; or the array t itself), the network then "
+                    f"targets='real@N_OUT,M', ...) (check's --targets, labels:K@N for a model of class labels such "
+                    f"as DLfS's or CS231n's TwoLayerNet; or the array t itself), the network then "
                     f"a model forward(X) -> its cost, its targets in .targets (docs/gradescope.md).") from None
             if "--init" not in str(exc):
                 raise
