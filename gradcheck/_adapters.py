@@ -2498,7 +2498,7 @@ def backprop_usage(obj, file=""):
 def _same_loss(name, got, again):
     """UnreadableError when a model's loss at the same x and t, ``got`` then ``again``, differs beyond rounding: it
     draws new random numbers on every call (DLfS's ``Dropout``, CS231n's ``dropout_forward`` without a seed)."""
-    if not np.allclose(np.asarray(again, dtype=np.float64), np.asarray(got, dtype=np.float64), rtol=1e-10, atol=0):
+    if not close(again, got, 1e-10, 0.0):  # the one rule, at rounding's tolerance
         raise UnreadableError(
             f"{name}'s loss differs between two calls at the same x and t ({float(np.sum(got)):.6g}, then "
             f"{float(np.sum(again)):.6g}): it draws new random numbers on every call (a dropout mask without a seed), "

@@ -551,6 +551,17 @@ def _getattr_probe(obj, cname: str):
             f"(params, grads, training, connect_to, ...), cannot tell which {cname} has: {fix}."), None
 
 
+def _signature_text(kind, target):
+    """``Name(signature)`` of a class to load, for messages; ``""`` for other kinds; the bare name where
+    :func:`inspect.signature` cannot read it."""
+    import inspect
+
+    try:
+        return f"{target.__name__}{inspect.signature(target)}" if kind == "class" else ""
+    except (TypeError, ValueError):
+        return target.__name__
+
+
 def _public_methods(obj) -> list[str]:
     """The names of ``obj``'s public callables (a class's or an object's), sorted: the parent's reading of what it is."""
     return sorted(m for m in dir(obj) if not m.startswith("_") and callable(getattr(obj, m, None)))
@@ -1417,7 +1428,6 @@ class Child:
 
     def op_load(self, req, packer):
         """Import the file; unless ``class`` is None, build the object and adapt it."""
-        import inspect
         AD = self.AD
         self.enter("import")
         try:
@@ -1432,10 +1442,7 @@ class Child:
             return self.reply(False, {"stage": "class", "message": str(exc)})
         if (refused := self.refused_kind(kind, target, req)) is not None:
             return self.reply(False, refused)
-        try:
-            sig_text = f"{target.__name__}{inspect.signature(target)}" if kind == "class" else ""
-        except (TypeError, ValueError):
-            sig_text = target.__name__
+        sig_text = _signature_text(kind, target)
         self.enter("constructor")
         try:
             probe = req.get("probe")
