@@ -104,7 +104,7 @@ class MultiHeadAttention(Layer):
         """Forward pass of the twin of ``manualprop.MultiHeadAttention``, recorded on any open tape;
         shapes, formula and lesson: see the class docstring. Returns a Tensor."""
         x = self._input(x, shape=("batch", "time", self.embed_dim), dtype=self.dtype, nonempty=True)
-        v = self.variables
+        v = self._variables  # its own (Layer.variables would walk self.attention as well, which holds none)
         N, T, E = x.shape
         q, k, val = (x @ v["W_" + s].T + v["b_" + s] for s in ("q", "k", "v"))
         o = self.attention(self._split(q, N, T), self._split(k, N, T), self._split(val, N, T))

@@ -72,10 +72,12 @@ def _name_by_path(variables):
     names a variable by its layer's (``"d1.W"``, newuser24 L2: ``[v.name for v in model.trainable_variables]`` was
     ``['W', 'b', 'W', 'b']``), when its name is still a part of the path (a layer's key ``"W"``, or the shorter path
     of a sub-model, ``"d1.W"`` under ``"enc.d1.W"``): a name given by hand (``Variable(..., name="scale")``) stays.
+    A Variable made without a name (``ap.Variable(x)``: the default name ``"Variable"``, TensorFlow's) is named by
+    its path too (newuser45 F2: ``self.W1 = ap.Variable(...)`` in a model kept the name ``'Variable'``).
     Returns ``variables``."""
     for path, v in variables.items():
         name = v.name
-        if name != path and path.endswith("." + name):
+        if name != path and (path.endswith("." + name) or name == "Variable"):
             v.name = path
     return variables
 
@@ -182,6 +184,7 @@ def _training_default(call):
 #: this thread (Keras's call context): a layer called inside another layer's ``call``
 #: without ``training=`` takes the innermost one.
 _CALL_CONTEXT = threading.local()
+_LISTING = threading.local()  # .ids: the layers whose Layer.variables is being listed in this thread (a cycle guard)
 
 
 def _is_structure(x) -> bool:
@@ -222,7 +225,7 @@ def _missing_attribute(layer, name: str) -> str:
     """The message of :meth:`Layer.__getattr__` for ``name``: Python's, and for a weight's name where the weights are."""
     cls = type(layer).__name__
     plain = f"{cls!r} object has no attribute {name!r}"
-    own = layer.__dict__.get("variables")  # a layer's own dict; a Model's property is walked for a weight's name alone
+    own = layer.__dict__.get("_variables")  # a layer's own dict; the property is walked for a weight's name alone
     if name.startswith("_") or name == "variables" or name not in _WEIGHT_NAMES and name not in (own or ()):
         return plain
     try:
@@ -448,11 +451,52 @@ class Layer:
 
     def _own_variables(self):
         """The dict of the layer's own Variables, where :meth:`add_weight` puts one."""
-        if "variables" not in self.__dict__:
+        if "_variables" not in self.__dict__:
             raise RuntimeError(
                 f"{type(self).__name__}: call super().__init__() first in __init__: the "
                 "layer has no variables yet to add a weight to")
-        return self.__dict__["variables"]
+        return self.__dict__["_variables"]
+
+    @property
+    def variables(self):
+        """dict of Variable: the layer's own variables (those :meth:`add_weight` made, a built-in layer's
+        ``"W"``, ``"b"``) and, keyed by their dotted paths (``"fc1.W"``, ``"blocks.0.b"``), those of the
+        sub-layers (at any depth) and Variables assigned as attributes (directly or in lists, tuples and dicts),
+        in assignment order, as ``tf.Module`` and ``keras.Layer`` track them (newuser45 F1: a ``Layer``
+        subclass listed only its own). Each Variable once (a shared one under its first path), and named by
+        its path (``v.name == "fc1.W"``: unique, as Keras's names; :func:`_name_by_path`). A layer holding
+        no sub-layer nor Variable as attribute gives its own dict itself (a ``call`` reads
+        ``self.variables["W"]`` at no cost); otherwise a new dict."""
+        d = self.__dict__
+        own = d.get("_variables")
+        if "_tracked_names" not in d:  # (the hot path: a built-in layer's call reads its own)
+            return own if own is not None else {}
+        if own is None:
+            own = {}
+        try:
+            listing = _LISTING.ids
+        except AttributeError:  # this thread's first listing
+            listing = _LISTING.ids = set()
+        if id(self) in listing:  # a cycle (a layer holding its parent): walked once
+            return own
+        listing.add(id(self))
+        try:
+            out, seen = dict(own), {id(v) for v in own.values()}
+            for path, item in _tracked(self):
+                named = item.variables.items() if isinstance(item, Layer) else (("", item),)
+                for key, v in named:
+                    if id(v) not in seen:
+                        seen.add(id(v))
+                        out[f"{path}.{key}" if key else path] = v
+        finally:
+            listing.discard(id(self))
+        return _name_by_path(out) if len(out) > len(own) else _name_by_path(own)
+
+    @variables.setter
+    def variables(self, value):
+        """Replace the layer's own Variables (those :meth:`add_weight` made) by the dict ``value``
+        (name -> Variable); the sub-layers' and the attributes' Variables are still tracked."""
+        self.__dict__["_variables"] = value if type(value) is dict else dict(value)
 
     def add_weight(self, shape=None, initializer=None, dtype=None, trainable=True, name=None,
                    *, rng=None):
@@ -592,8 +636,10 @@ class Layer:
                 for x in value.values():
                     add_value(x)
 
-        def add_layer(layer):
-            for v in layer.variables.values():
+        def add_layer(layer):  # its own Variables (a class's own variables property: all it lists), then attributes
+            own = (layer.__dict__.get("_variables") or {}) if type(layer).variables is _LAYER_VARIABLES \
+                else layer.variables
+            for v in own.values():
                 if id(v) not in seen:
                     seen.add(id(v))
                     out.append(v)
@@ -603,6 +649,12 @@ class Layer:
                     add_value(attrs[name])
 
         add_layer(self)
+        named = self.__dict__.setdefault("_path_named", set())
+        for v in out:  # named by their paths in variables the first time the layer lists them (at no cost after)
+            if id(v) not in named:
+                _name_by_path(self.variables)
+                named.update(id(v) for v in out)
+                break
         return out
 
     @property
@@ -746,6 +798,7 @@ class Layer:
 
 
 _TRACKABLE += (Layer,)
+_LAYER_VARIABLES = Layer.variables  # (Layer._all_variables: a class overriding it lists its variables itself)
 
 
 def check_at_replay(where, x, name, **spec):
@@ -809,43 +862,6 @@ class Model(Layer):
 
     def _own_variables(self):
         return self.__dict__.setdefault("_variables", {})
-
-    @property
-    def variables(self):
-        """dict of Variable: the model's own variables and, keyed by their dotted paths
-        (``"l1.W"``, ``"blocks.0.b"``), those of the sub-layers and Variables assigned
-        as attributes (directly or in lists, tuples and dicts), in assignment order, as
-        ``keras.Model`` tracks them. Each Variable once (a shared one under its first
-        path), and named by its path (``v.name == "l1.W"``: unique, as Keras's names;
-        :func:`_name_by_path`)."""
-        out = dict(self.__dict__.get("_variables", {}))
-        seen = {id(v) for v in out.values()}
-        for path, item in _tracked(self):
-            named = item.variables.items() if isinstance(item, Layer) else (("", item),)
-            for key, v in named:
-                if id(v) not in seen:
-                    seen.add(id(v))
-                    out[f"{path}.{key}" if key else path] = v
-        return _name_by_path(out)
-
-    def _all_variables(self):
-        """:meth:`Layer._all_variables`, each Variable named by its path in :attr:`variables` (:func:`_name_by_path`)
-        the first time the model lists it (the names are the model's, as Keras's; a step lists them at no cost)."""
-        out = super()._all_variables()
-        named = self.__dict__.setdefault("_path_named", set())
-        for v in out:
-            if id(v) not in named:
-                self.variables  # noqa: B018 - names them
-                named.update(id(v) for v in out)
-                break
-        return out
-
-    @variables.setter
-    def variables(self, value):
-        """Replace the model's own Variables (those :meth:`add_weight` made) by the dict ``value``
-        (name -> Variable); the sub-layers' and the attributes' Variables are still tracked.
-        """
-        self.__dict__["_variables"] = dict(value)
 
     def compile(self, optimizer, loss, metrics=()):
         """Set the optimizer (an object or ``"sgd"``/``"adam"``/``"rmsprop"``), the loss
