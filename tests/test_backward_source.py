@@ -464,3 +464,29 @@ def test_notebook_01s_bytes_text_states_the_figures_its_cell_asserts():
     for n in asserted.split(", "):
         assert re.search(rf"\b{n}\b", text), n
     assert "1184" not in text
+
+
+def test_notebook_01s_text_names_the_arrays_and_lines_of_the_listing_it_prints():
+    # newuser45 F3: the text named `c_2` (the listing has `c`), four arrays adding to 544 bytes where it said
+    # 1376, and `t` as `p - onehot` (the listing's t is exp(z2 - c)). The listing's cell runs here (cheap), and
+    # every array of its `# inputs` line is named with its bytes and every line quoted is one of the listing's.
+    import json
+    import re
+    from pathlib import Path
+
+    cells = json.loads((Path(__file__).resolve().parents[1] / "notebooks" / "01-manual-vs-tape.ipynb")
+                       .read_text())["cells"]
+    i = next(i for i, c in enumerate(cells) if "src = tape.backward_source(" in "".join(c["source"]))
+    names = {"np": np, "ap": ap}
+    exec("".join(cells[i]["source"]).replace("print(src)", ""), names)  # noqa: S102 - the notebook's own cell
+    src = names["src"]
+    text = " ".join("".join(next(c for c in cells[i + 1:] if "What differs" in "".join(c["source"]))
+                            ["source"]).split())
+    sizes = {k: np.asarray(v).nbytes for k, v in src.inputs.items()}
+    for k, n in sizes.items():
+        assert re.search(rf"`{k}` \({n} bytes", text), (k, n)
+    assert f"= {sum(sizes.values())}." in text and " + ".join(map(str, sizes.values())) in text
+    listing = {line.split("  #")[0].strip() for line in src.code.splitlines()}
+    for quoted in ("t = np.exp(z2 - c)", "dz2 = dloss / 8 * (t / t.sum(axis=-1, keepdims=True) - onehot)"):
+        assert f"`{quoted}`" in text and quoted in listing, quoted
+    assert "c_2" not in text
