@@ -244,6 +244,10 @@ def _read_at_replay(v):
     return isinstance(v, Tensor) or isinstance(v, np.ndarray) and not _observe.is_static(v)
 
 
+#: numpy's scalar types of numbers (np.int64(0), np.float32(0.5), np.bool_(True)): constants of the user's code
+_NUMPY_NUMBERS = frozenset(t for t in set(np.sctypeDict.values()) if issubclass(t, (np.number, np.bool_)))
+
+
 def _call_leaves(x, trace, leaves, depth=0):
     """True when ``x`` (an argument of the user's numpy call on an integer argument) is a constant of the trace's code
     (a number, None, ``...``, a string, a dtype, a slice of ints, a tuple of them) or a guarded argument of ``trace``
@@ -256,6 +260,7 @@ def _call_leaves(x, trace, leaves, depth=0):
     if type(x) is slice:
         return all(b is None or type(b) is int for b in (x.start, x.stop, x.step))
     return (x is None or x is Ellipsis or type(x) in (int, float, bool, complex, str) or isinstance(x, np.dtype)
+            or type(x) in _NUMPY_NUMBERS  # (``y != np.int64(0)``: a number of the code, as 0 is; verify45c M4)
             or isinstance(x, type) and issubclass(x, (np.generic, int, float, bool, complex)))
 
 
@@ -273,8 +278,8 @@ def _deferred(guard, what, fn, args, kwargs):
     """The user's ``fn(*args, **kwargs)`` (an index, a method such as ``.reshape(-1, 1)`` or ``.astype(float)``, a
     ufunc with numbers, ``y == c``) on integer or boolean arguments and constants: another guarded array, whose values
     a ``produce`` step of the trace computes again at each replay by the same call on that call's values (fn45:
-    ``anp.take_along_axis(z, y[:, None], axis=1)``); the replay refuses a result of another shape or dtype than the
-    traced one (a shape set by the values). None when the call takes anything else or gives no array (a number)."""
+    ``anp.take_along_axis(z, y[:, None], axis=1)``), an early step (:meth:`_Trace.prepare`): a result of another
+    shape or dtype than the traced one (a shape set by the values) traces again before any event. None when the call takes anything else or gives no array (a number)."""
     trace, leaves = guard._ap_trace, []
     if not guard._watched() or not (_call_leaves(args, trace, leaves) and _call_leaves(tuple(kwargs.values()), trace, leaves)):
         return None
@@ -352,8 +357,8 @@ class _TracedInts(np.lib.mixins.NDArrayOperatorsMixin):
     ``np.ndim(y)``, ``np.size(y)``; ``np.zeros_like(y)``, ``ones_like``, ``full_like`` are constants of the trace.
     The user's own ``y[:, None]``, ``y.reshape(-1, 1)``, ``y.astype(np.float64)``, ``y - 1``, ``y == c``, ``~m`` (an
     index, a method of :data:`_DERIVED` or a ufunc, with numbers, slices and other such arguments): another guard,
-    computed again at each replay by the same call (:func:`_deferred`; a replay whose result has another shape, as
-    ``y[m]`` for another count of ``m``, raises). Still refused: numpy's functions of it (``np.expand_dims(y, 1)``),
+    computed again at each replay by the same call, before the replay's other steps (:func:`_deferred`; a result of
+    another shape, as ``y[m]`` for another count of ``m``, traces again, before any event ran). Still refused: numpy's functions of it (``np.expand_dims(y, 1)``),
     a Python number from it, and ``np.eye(C)[y]`` (numpy's C indexing meets the guard first: make
     ``I = autoprop.constant(np.eye(C))`` outside, then ``I[y]``)."""
 
@@ -1522,8 +1527,8 @@ class Function:
             self._variants.pop(key, None)
             return self._trace(key, args, kwargs)
         arrays = [x._value if isinstance(x, Tensor) else x for x in leaves]
-        for trace, out in (entry, *self._variants.get(key, ())):
-            env = trace.prepare(arrays) if trace is entry[0] or self._usable(trace) else None
+        for chosen in (entry, *self._variants.get(key, ())):
+            env = chosen[0].prepare(arrays) if chosen is entry or self._usable(chosen[0]) else None
             if env is not None:
                 break
         else:  # the user's numpy on an integer argument has another shape (y[m], another count): trace again
@@ -1532,6 +1537,7 @@ class Function:
             variants.insert(0, entry)
             del variants[_VARIANTS:]
             return result
+        trace, out = chosen
         trace.run(env)
         trace.state = _STATE[0]  # (the replay's own events set the running statistics)
         return _rebuild(out, env)

@@ -115,3 +115,13 @@ def test_take_boolean_indices_as_numpy():
     f = ap.function(lambda t, m: anp.take(t, m, axis=0) * 2.0)
     for m in (b, ~b, np.array([True, True, False, False])):
         assert np.array_equal(f(X, m).numpy(), np.take(X, m, axis=0) * 2.0)
+
+
+@pytest.mark.parametrize("pad", [np.int64(0), np.int32(0), np.float64(0.0)])
+def test_numpy_scalar_in_the_users_numpy_on_an_argument(pad):
+    """M4: ``y != np.int64(0)`` traces as ``y != 0`` does (it was refused: 'the result would be frozen')."""
+    X = np.sin(np.arange(20.0)).reshape(5, 4) + 1.5
+    f = ap.function(lambda x, y: anp.sum(x, where=(y != pad)[:, None]))
+    for y in ([0, 1, 2, 0, 3], [1, 1, 0, 0, 3], [0, 0, 0, 0, 1]):
+        y = np.array(y)
+        assert f(X, y).numpy() == np.sum(X, where=(y != 0)[:, None])
