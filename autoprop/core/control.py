@@ -81,8 +81,8 @@ def numpy_function(func, inp, Tout=None, stateful=True, name=None):
     Tout : numpy dtype or list of dtypes, optional
         The output dtype(s); None keeps what ``func`` returned.
     stateful : bool, default True
-        Inside :func:`autoprop.function` (``func`` runs again at each replay): False says ``func`` has no side
-        effect, so that, given only arguments of the call, it runs before the replay's other steps and an output
+        Inside :func:`autoprop.function` (``func`` runs again at each replay): False says ``func`` is a function of
+        its inputs alone (no side effect, no Variable or other state read), so that, given only arguments of the call, it runs before the replay's other steps and an output
         of another shape than the traced one traces again; with True such an output is refused (TraceError),
         and a ``numpy_function`` after a ``Variable.assign*`` or ``apply_gradients`` is refused at the trace.
         Ignored eagerly.
@@ -133,16 +133,16 @@ def _numpy_function_traced(func, inp, Tout, stateful):
             raise _tape.ShapeChanged(
                 f"autoprop.function: {label} returns {out.dtype} of shape {out.shape} at this call, where the traced "
                 f"call's returned {traced[0][1]} of shape {traced[0][0]}: the operations after it were traced for "
-                "that shape. Refused before any Variable changed. If func has no side effect and its inputs are "
-                "arguments of the call, pass stateful=False (each new shape then traces again); otherwise compute "
-                "it outside the function and pass it in as an argument.")
+                "that shape. Refused before any Variable changed. If func is a function of its inputs alone and "
+                "they are arguments of the call, pass stateful=False (each new shape then traces again); otherwise "
+                "compute it outside the function and pass it in as an argument.")
         return out
     late = trace.effects_recorded()
     value = trace.produce(run, inp, pure=not stateful)
     if late and trace.steps[-1][0] != "early":
         trace.refuse(f"{label} after a Variable.assign* or apply_gradients (a replay whose func returned another "
                      "shape could be refused only after that change; call it before them, or pass stateful=False "
-                     "where func has no side effect and its inputs are arguments of the call)")
+                     "where func is a function of its inputs alone and they are arguments of the call)")
     out = Tensor._wrap(value)
     if _RECORDING:
         note_cut("numpy_function", f"numpy_function({getattr(func, '__name__', 'func')})",
