@@ -5,6 +5,8 @@ replay: another shape (another count of ``m``) traces again, as a new input sign
 any event (stateful=True, refused at the trace after an event) or traced again (stateful=False, the call's arguments
 as inputs) (H2: anp.var of a longer output kept the traced count). ``anp.take`` with boolean indices reads them as
 0 and 1, as numpy (H3: a mask). Each against the same code run eagerly and plain numpy."""
+import autograd
+import autograd.numpy as agnp
 import numpy as np
 import pytest
 
@@ -112,6 +114,12 @@ def test_take_boolean_indices_as_numpy():
     b = np.array([True, False, True, True])
     assert np.array_equal(anp.take(ap.constant(X), b, axis=1).numpy(), np.take(X, b, axis=1))
     assert np.array_equal(ap.constant(X).take(b).numpy(), np.take(X, b))
+    x = ap.constant(np.sin(X))
+    with ap.GradientTape() as tape:
+        tape.watch(x)
+        loss = anp.sum(anp.take(x, b, axis=1) ** 3)
+    want = autograd.grad(lambda a: agnp.sum(a[:, b.astype(int)] ** 3))(np.sin(X))  # (column 1 taken three times)
+    np.testing.assert_allclose(tape.gradient(loss, x).numpy(), want, rtol=1e-13)
     f = ap.function(lambda t, m: anp.take(t, m, axis=0) * 2.0)
     for m in (b, ~b, np.array([True, True, False, False])):
         assert np.array_equal(f(X, m).numpy(), np.take(X, m, axis=0) * 2.0)
