@@ -1089,6 +1089,15 @@ class _Trace:
                 pass
         return env
 
+    def replay(self, arrays):
+        """:meth:`prepare` and :meth:`run` (benchmarks/train_step.py times it); TraceError where :meth:`prepare`
+        finds another shape (:class:`Function` traces again there)."""
+        env = self.prepare(arrays)
+        if env is None:
+            raise TraceError(f"autoprop.function: {self.name}'s replay: the user's numpy on an integer argument has "
+                             "another shape than when traced (a new count of a mask): trace again")
+        return self.run(env)
+
     def run(self, env):
         """Run the steps on the prepared slots ``env`` (:meth:`prepare`); returns ``env``."""
         for step in self.steps:
