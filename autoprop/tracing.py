@@ -1646,7 +1646,10 @@ def function(fn=None):
     -----
     The input signature (as ``tf.function``'s): the shape and dtype of each array or Tensor argument, the identity
     of each Variable, the value of every other (hashable) argument such as ``training=True``. A new signature traces
-    again. Float arrays come as Tensors, integer and boolean arrays (labels, masks) as guarded arrays, one per argument,
+    again, and so does a call where the function's own numpy on an integer argument gets another shape (``y[m]``, another
+    count of ``m``: computed before the replay runs anything; each such trace kept, up to 8 per signature); an
+    ``ap.numpy_function`` output of another shape is refused before any event (``stateful=False``: traced again).
+    Float arrays come as Tensors, integer and boolean arrays (labels, masks) as guarded arrays, one per argument,
     for autoprop's operations (``np.asarray(y)`` gives the argument itself; its values as a plain array, a buffer, an
     iterator or Python numbers, ``y.tolist()``, are refused, naming it; no ndarray for numpy's C code:
     ``np.ndarray.sum(y)``, ``memoryview(y)`` raise numpy's bare TypeError); a list of ints (``W[idx]``): by value.
