@@ -279,7 +279,8 @@ def _deferred(guard, what, fn, args, kwargs):
     ufunc with numbers, ``y == c``) on integer or boolean arguments and constants: another guarded array, whose values
     a ``produce`` step of the trace computes again at each replay by the same call on that call's values (fn45:
     ``anp.take_along_axis(z, y[:, None], axis=1)``), an early step (:meth:`_Trace.prepare`): a result of another
-    shape or dtype than the traced one (a shape set by the values) traces again before any event. None when the call takes anything else or gives no array (a number)."""
+    shape or dtype than the traced one (a shape set by the values) traces again before any event. None when the call
+    takes anything else or gives no array (a number)."""
     trace, leaves = guard._ap_trace, []
     if not guard._watched() or not (_call_leaves(args, trace, leaves) and _call_leaves(tuple(kwargs.values()), trace, leaves)):
         return None
@@ -358,9 +359,9 @@ class _TracedInts(np.lib.mixins.NDArrayOperatorsMixin):
     The user's own ``y[:, None]``, ``y.reshape(-1, 1)``, ``y.astype(np.float64)``, ``y - 1``, ``y == c``, ``~m`` (an
     index, a method of :data:`_DERIVED` or a ufunc, with numbers, slices and other such arguments): another guard,
     computed again at each replay by the same call, before the replay's other steps (:func:`_deferred`; a result of
-    another shape, as ``y[m]`` for another count of ``m``, traces again, before any event ran). Still refused: numpy's functions of it (``np.expand_dims(y, 1)``),
-    a Python number from it, and ``np.eye(C)[y]`` (numpy's C indexing meets the guard first: make
-    ``I = autoprop.constant(np.eye(C))`` outside, then ``I[y]``)."""
+    another shape, as ``y[m]`` for another count of ``m``, traces again, before any event ran). Still refused:
+    numpy's functions of it (``np.expand_dims(y, 1)``), a Python number from it, and ``np.eye(C)[y]`` (numpy's C
+    indexing meets the guard first: make ``I = autoprop.constant(np.eye(C))`` outside, then ``I[y]``)."""
 
     __slots__ = ("_ap_array", "_ap_trace", "_ap_name", "__weakref__")
     __hash__ = None
@@ -1646,10 +1647,7 @@ def function(fn=None):
     -----
     The input signature (as ``tf.function``'s): the shape and dtype of each array or Tensor argument, the identity
     of each Variable, the value of every other (hashable) argument such as ``training=True``. A new signature traces
-    again, and so does a call where the function's own numpy on an integer argument gets another shape (``y[m]``, another
-    count of ``m``: computed before the replay runs anything; each such trace kept, up to 8 per signature); an
-    ``ap.numpy_function`` output of another shape is refused before any event (``stateful=False``: traced again).
-    Float arrays come as Tensors, integer and boolean arrays (labels, masks) as guarded arrays, one per argument,
+    again. Float arrays come as Tensors, integer and boolean arrays (labels, masks) as guarded arrays, one per argument,
     for autoprop's operations (``np.asarray(y)`` gives the argument itself; its values as a plain array, a buffer, an
     iterator or Python numbers, ``y.tolist()``, are refused, naming it; no ndarray for numpy's C code:
     ``np.ndarray.sum(y)``, ``memoryview(y)`` raise numpy's bare TypeError); a list of ints (``W[idx]``): by value.

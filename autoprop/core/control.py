@@ -82,10 +82,10 @@ def numpy_function(func, inp, Tout=None, stateful=True, name=None):
         The output dtype(s); None keeps what ``func`` returned.
     stateful : bool, default True
         Inside :func:`autoprop.function` (``func`` runs again at each replay): False says ``func`` is a function of
-        its inputs alone (no side effect, no Variable or other state read), so that, given only arguments of the call, it runs before the replay's other steps and an output
-        of another shape than the traced one traces again; with True such an output is refused (TraceError),
-        and a ``numpy_function`` after a ``Variable.assign*`` or ``apply_gradients`` is refused at the trace.
-        Ignored eagerly.
+        its inputs alone (no side effect, no Variable or other state read), so that, given only arguments of the
+        call, it runs before the replay's other steps and an output of another shape than the traced one traces
+        again; with True such an output is refused (TraceError), and a ``numpy_function`` after a
+        ``Variable.assign*`` or ``apply_gradients`` is refused at the trace. Ignored eagerly.
     name
         Accepted for TensorFlow compatibility; ignored.
 
