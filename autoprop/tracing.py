@@ -244,6 +244,10 @@ def _read_at_replay(v):
     return isinstance(v, Tensor) or isinstance(v, np.ndarray) and not _observe.is_static(v)
 
 
+#: numpy's scalar types of numbers (np.int64(0), np.float32(0.5), np.bool_(True)): constants of the user's code
+_NUMPY_NUMBERS = frozenset(t for t in set(np.sctypeDict.values()) if issubclass(t, (np.number, np.bool_)))
+
+
 def _call_leaves(x, trace, leaves, depth=0):
     """True when ``x`` (an argument of the user's numpy call on an integer argument) is a constant of the trace's code
     (a number, None, ``...``, a string, a dtype, a slice of ints, a tuple of them) or a guarded argument of ``trace``
@@ -256,6 +260,7 @@ def _call_leaves(x, trace, leaves, depth=0):
     if type(x) is slice:
         return all(b is None or type(b) is int for b in (x.start, x.stop, x.step))
     return (x is None or x is Ellipsis or type(x) in (int, float, bool, complex, str) or isinstance(x, np.dtype)
+            or type(x) in _NUMPY_NUMBERS  # (``y != np.int64(0)``: a number of the code, as 0 is; verify45c M4)
             or isinstance(x, type) and issubclass(x, (np.generic, int, float, bool, complex)))
 
 
@@ -273,8 +278,9 @@ def _deferred(guard, what, fn, args, kwargs):
     """The user's ``fn(*args, **kwargs)`` (an index, a method such as ``.reshape(-1, 1)`` or ``.astype(float)``, a
     ufunc with numbers, ``y == c``) on integer or boolean arguments and constants: another guarded array, whose values
     a ``produce`` step of the trace computes again at each replay by the same call on that call's values (fn45:
-    ``anp.take_along_axis(z, y[:, None], axis=1)``); the replay refuses a result of another shape or dtype than the
-    traced one (a shape set by the values). None when the call takes anything else or gives no array (a number)."""
+    ``anp.take_along_axis(z, y[:, None], axis=1)``), an early step (:meth:`_Trace.prepare`): a result of another
+    shape or dtype than the traced one (a shape set by the values) traces again before any event. None when the call
+    takes anything else or gives no array (a number)."""
     trace, leaves = guard._ap_trace, []
     if not guard._watched() or not (_call_leaves(args, trace, leaves) and _call_leaves(tuple(kwargs.values()), trace, leaves)):
         return None
@@ -290,13 +296,13 @@ def _deferred(guard, what, fn, args, kwargs):
     def make(*values):
         r = call(values)
         if type(r) is not np.ndarray or r.shape != shape or r.dtype != dtype:
-            raise TraceError(
+            raise _tape.ShapeChanged(
                 f"autoprop.function: {what} on the integer or boolean array argument `{guard._ap_name}` gives "
                 f"{getattr(r, 'dtype', type(r).__name__)} of shape {getattr(r, 'shape', '()')} at this call, where "
                 f"the traced call's was {dtype} of shape {shape} (at {line}): its shape depends on the values. "
                 "Compute it outside the function and pass it in as an argument.")
         return r
-    result = trace.produce(make, leaves)
+    result = trace.produce(make, leaves, pure=True)
     slot = trace.produced.pop(id(result))[0]
     derived = _TracedInts(result, trace, guard._ap_name)
     trace.produced[id(derived)] = (slot, derived)
@@ -352,10 +358,10 @@ class _TracedInts(np.lib.mixins.NDArrayOperatorsMixin):
     ``np.ndim(y)``, ``np.size(y)``; ``np.zeros_like(y)``, ``ones_like``, ``full_like`` are constants of the trace.
     The user's own ``y[:, None]``, ``y.reshape(-1, 1)``, ``y.astype(np.float64)``, ``y - 1``, ``y == c``, ``~m`` (an
     index, a method of :data:`_DERIVED` or a ufunc, with numbers, slices and other such arguments): another guard,
-    computed again at each replay by the same call (:func:`_deferred`; a replay whose result has another shape, as
-    ``y[m]`` for another count of ``m``, raises). Still refused: numpy's functions of it (``np.expand_dims(y, 1)``),
-    a Python number from it, and ``np.eye(C)[y]`` (numpy's C indexing meets the guard first: make
-    ``I = autoprop.constant(np.eye(C))`` outside, then ``I[y]``)."""
+    computed again at each replay by the same call, before the replay's other steps (:func:`_deferred`; a result of
+    another shape, as ``y[m]`` for another count of ``m``, traces again, before any event ran). Still refused:
+    numpy's functions of it (``np.expand_dims(y, 1)``), a Python number from it, and ``np.eye(C)[y]`` (numpy's C
+    indexing meets the guard first: make ``I = autoprop.constant(np.eye(C))`` outside, then ``I[y]``)."""
 
     __slots__ = ("_ap_array", "_ap_trace", "_ap_name", "__weakref__")
     __hash__ = None
@@ -616,6 +622,8 @@ class _Trace:
         self.kwslot = {}  # out key -> slot of the kwargs with "saved" (WithSaved forwards)
         self.opspecs = {}  # first out key -> (slot per argument or None, the constants' template)
         self.argslots = []  # the slots the call's array arguments fill
+        self.early = []  # (make, ins, slot): pure steps of the arguments alone, computed first at replay (prepare)
+        self.early_slots = set()  # the argument slots and the early steps' slots
         self.state = None  # tensor._STATE when traced or last replayed
         self.names = ()  # the values of the function's global and closure names when traced (_Names)
         self.called = {}  # id -> (layer, its layout function, its comparison): the layers called while tracing
@@ -872,7 +880,12 @@ class _Trace:
             "array passed as an argument of the function, or run this code eagerly (without "
             "@autoprop.function).")
 
-    def produce(self, make, tensors):
+    def produce(self, make, tensors, pure=False):
+        """``make(*values of tensors)``, made again at each replay. ``pure``: ``make`` is a function of its
+        inputs alone, with no side effect (the user's numpy on an integer argument, :func:`_deferred`; a
+        ``numpy_function`` with ``stateful=False``); where its inputs are the call's arguments or other such
+        steps' results, each replay computes it before any other step (:meth:`prepare`), so that a result of
+        another shape than the traced one traces again before any event ran (verify45c H1)."""
         ins = [self.spec(t, t._value if isinstance(t, Tensor) else t, "a layer's replayed value")
                if isinstance(t, (Tensor, np.ndarray)) else ("c", t) for t in tensors]
         self.active = False
@@ -884,8 +897,17 @@ class _Trace:
             raise TypeError(f"autoprop.core.tape.replayed: {make!r} returned {type(out).__name__}, not an array")
         s = self.new_slot()
         self.produced[id(out)] = (s, out)
-        self.steps.append(("produce", make, ins, s))
+        if pure and all(sp[0] == "c" or sp[0] == "s" and sp[1] in self.early_slots for sp in ins):
+            self.early_slots.add(s)
+            self.early.append((make, ins, s))
+            self.steps.append(("early", make, ins, s))
+        else:
+            self.steps.append(("produce", make, ins, s))
         return out
+
+    def effects_recorded(self):
+        """The trace's events so far (``Variable.assign*``, ``apply_gradients``, a layer's replayed effect)."""
+        return any(step[0] == "effect" for step in self.steps)
 
     def same_value(self, src, out):
         """``out`` (a new Tensor: stop_gradient's) holds ``src``'s value: at each replay, the value ``src`` has then.
@@ -1050,10 +1072,35 @@ class _Trace:
         return p
 
     # ------------------------------------------------------------------ replay
-    def replay(self, arrays):
+    def prepare(self, arrays):
+        """The replay's slots with this call's arguments and the early steps' results (:meth:`produce`'s ``pure``:
+        the user's numpy on its integer arguments), computed before any step of the program; None where one of
+        them has another shape or dtype than when traced (the caller traces again: no event has run). An early
+        step that raises otherwise runs again at its place in the program, where it raises as the eager call
+        would (after the events before it)."""
         env = [None] * self.nslots
         for s, v in zip(self.argslots, arrays):
             env[s] = v
+        for make, ins, s in self.early:
+            try:
+                env[s] = make(*_values(ins, env))
+            except _tape.ShapeChanged:
+                return None
+            except Exception:  # (raised again at its place: run)
+                pass
+        return env
+
+    def replay(self, arrays):
+        """:meth:`prepare` and :meth:`run` (benchmarks/train_step.py times it); TraceError where :meth:`prepare`
+        finds another shape (:class:`Function` traces again there)."""
+        env = self.prepare(arrays)
+        if env is None:
+            raise TraceError(f"autoprop.function: {self.name}'s replay: the user's numpy on an integer argument has "
+                             "another shape than when traced (a new count of a mask): trace again")
+        return self.run(env)
+
+    def run(self, env):
+        """Run the steps on the prepared slots ``env`` (:meth:`prepare`); returns ``env``."""
         for step in self.steps:
             kind = step[0]
             if kind == "op":
@@ -1081,9 +1128,14 @@ class _Trace:
                     env[outslots[0]] = arr if type(arr) is np.ndarray else np.asarray(arr)
             elif kind == "grad":
                 _grad(step[1], env)
-            elif kind == "produce":
+            elif kind == "produce" or kind == "early" and env[step[3]] is None:
                 _k, make, ins, s = step
-                env[s] = make(*_values(ins, env))
+                try:
+                    env[s] = make(*_values(ins, env))
+                except _tape.ShapeChanged as exc:
+                    raise TraceError(str(exc)) from None
+            elif kind == "early":
+                pass
             else:
                 _k, fn, ins = step
                 fn(*_values(ins, env))
@@ -1263,6 +1315,7 @@ def _as_traced(x, trace, name):
         return x
     s = trace.new_slot()
     trace.argslots.append(s)
+    trace.early_slots.add(s)
     if isinstance(x, Tensor):
         t = _wrap(x._value)
         trace.slot[t._key] = s
@@ -1425,6 +1478,11 @@ class _Names:
 
 
 
+#: traces kept per input signature besides the newest, for other shapes of the user's numpy on an integer argument
+#: (``y[m]``: one per count of ``m``), the oldest dropped
+_VARIANTS = 8
+
+
 class Function:
     """A Python function traced per input signature and replayed (:func:`function`)."""
 
@@ -1438,6 +1496,7 @@ class Function:
             self.__name__ = getattr(inner, "__name__", None) or type(inner).__name__
         self._names = _Names(_body(fn)[0])
         self._traces = {}
+        self._variants = {}  # signature -> other traces of it: where the shape of y[m] & co. differed (prepare)
         self.traces = 0  # how many traces ran (a new signature, a layer's Python state changed, a name rebound)
 
     def __get__(self, obj, objtype=None):  # a method: bound per instance, one cache each
@@ -1474,15 +1533,30 @@ class Function:
             _flatten_args(kwargs, leaves, sig)
         key = tuple(sig)
         entry = self._traces.get(key)
-        # a layer's attribute set since, a list or dict of its layers changed, or a global or closure name
-        # rebound: trace again
-        if (entry is None or entry[0].state != _STATE[0] or self._names.rebound(entry[0].names)
-                or not entry[0].same_layout() or not entry[0].same_guards()):
+        if entry is None or not self._usable(entry[0]):
+            self._variants.pop(key, None)
             return self._trace(key, args, kwargs)
-        trace, out = entry
-        env = trace.replay([x._value if isinstance(x, Tensor) else x for x in leaves])
+        arrays = [x._value if isinstance(x, Tensor) else x for x in leaves]
+        for chosen in (entry, *self._variants.get(key, ())):
+            env = chosen[0].prepare(arrays) if chosen is entry or self._usable(chosen[0]) else None
+            if env is not None:
+                break
+        else:  # the user's numpy on an integer argument has another shape (y[m], another count): trace again
+            result = self._trace(key, args, kwargs)
+            variants = self._variants.setdefault(key, [])
+            variants.insert(0, entry)
+            del variants[_VARIANTS:]
+            return result
+        trace, out = chosen
+        trace.run(env)
         trace.state = _STATE[0]  # (the replay's own events set the running statistics)
         return _rebuild(out, env)
+
+    def _usable(self, trace):
+        """False where a layer's attribute was set since, a list or dict of its layers changed, or a global or
+        closure name was rebound (the call traces again)."""
+        return (trace.state == _STATE[0] and not self._names.rebound(trace.names) and trace.same_layout()
+                and trace.same_guards())
 
     def _trace(self, key, args, kwargs):
         with _TRACE_LOCK:  # one trace at a time (the core reports to the innermost, _TRACERS[-1])

@@ -80,7 +80,13 @@ def numpy_function(func, inp, Tout=None, stateful=True, name=None):
     inp : list of Tensor or array_like
     Tout : numpy dtype or list of dtypes, optional
         The output dtype(s); None keeps what ``func`` returned.
-    stateful, name
+    stateful : bool, default True
+        Inside :func:`autoprop.function` (``func`` runs again at each replay): False says ``func`` is a function of
+        its inputs alone (no side effect, no Variable or other state read), so that, given only arguments of the
+        call, it runs before the replay's other steps and an output of another shape than the traced one traces
+        again; with True such an output is refused (TraceError), and a ``numpy_function`` after a
+        ``Variable.assign*`` or ``apply_gradients`` is refused at the trace. Ignored eagerly.
+    name
         Accepted for TensorFlow compatibility; ignored.
 
     Returns
@@ -89,7 +95,7 @@ def numpy_function(func, inp, Tout=None, stateful=True, name=None):
     """
     inp = list(inp) if isinstance(inp, (list, tuple)) else [inp]
     if _tape.tracing():  # autoprop.function: func runs again at each replay on that call's values (tf.function's)
-        return _numpy_function_traced(func, inp, Tout)
+        return _numpy_function_traced(func, inp, Tout, stateful)
     arrays = [np.array(x._value if isinstance(x, Tensor) else x) for x in inp]
     result = func(*arrays)
     multi = isinstance(result, (list, tuple))
@@ -102,20 +108,41 @@ def numpy_function(func, inp, Tout=None, stateful=True, name=None):
     return outs if multi else outs[0]
 
 
-def _numpy_function_traced(func, inp, Tout):
-    """:func:`numpy_function` while :func:`autoprop.function` traces: one output, made by
-    :func:`autoprop.core.tape.replayed` (``func`` runs at the trace and again at each replay, on copies of that call's
-    values: an integer argument's labels, a traced tensor's values), as TensorFlow runs a ``numpy_function`` at each
-    call of a ``tf.function``. Several outputs raise TypeError (one array: stack them)."""
+def _numpy_function_traced(func, inp, Tout, stateful):
+    """:func:`numpy_function` while :func:`autoprop.function` traces: one output, made by the trace's ``produce``
+    (``func`` runs at the trace and again at each replay, on copies of that call's values: an integer argument's
+    labels, a traced tensor's values), as TensorFlow runs a ``numpy_function`` at each call of a ``tf.function``.
+    Several outputs raise TypeError (one array: stack them). The operations after it are traced for its output's
+    shape and dtype: a replay's output of another shape or dtype raises ``tape.ShapeChanged`` (verify45c H2: anp.var
+    of a longer output kept the traced count), which traces again where ``func`` is pure (``stateful=False``) of the
+    call's arguments (run first), and is refused otherwise; so ``func`` with ``stateful=True`` after an event is
+    refused at the trace (its refusal at a replay would come after that event had changed the Variables)."""
     tout = Tout[0] if isinstance(Tout, (list, tuple)) and len(Tout) == 1 else Tout
+    traced, label = [], f"ap.numpy_function({getattr(func, '__name__', 'func')})"
+    trace = _tape._TRACERS[-1]
 
     def run(*values):
         result = func(*[np.array(v) for v in values])
         if isinstance(result, (list, tuple)) or isinstance(tout, (list, tuple)):
             raise TypeError("autoprop.numpy_function inside autoprop.function: func returns one array here (a "
                             "replay runs it again for each output otherwise); return np.stack of them")
-        return Tensor(result, dtype=tout)._value
-    value = _tape.replayed(run, *inp)
+        out = Tensor(result, dtype=tout)._value
+        if not traced:
+            traced.append((out.shape, out.dtype))
+        elif (out.shape, out.dtype) != traced[0]:
+            raise _tape.ShapeChanged(
+                f"autoprop.function: {label} returns {out.dtype} of shape {out.shape} at this call, where the traced "
+                f"call's returned {traced[0][1]} of shape {traced[0][0]}: the operations after it were traced for "
+                "that shape. Refused before any Variable changed. If func is a function of its inputs alone and "
+                "they are arguments of the call, pass stateful=False (each new shape then traces again); otherwise "
+                "compute it outside the function and pass it in as an argument.")
+        return out
+    late = trace.effects_recorded()
+    value = trace.produce(run, inp, pure=not stateful)
+    if late and trace.steps[-1][0] != "early":
+        trace.refuse(f"{label} after a Variable.assign* or apply_gradients (a replay whose func returned another "
+                     "shape could be refused only after that change; call it before them, or pass stateful=False "
+                     "where func is a function of its inputs alone and they are arguments of the call)")
     out = Tensor._wrap(value)
     if _RECORDING:
         note_cut("numpy_function", f"numpy_function({getattr(func, '__name__', 'func')})",

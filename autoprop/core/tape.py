@@ -85,6 +85,13 @@ _MAX_CRUMBS = _observe.MAX_CRUMBS
 _diagnose = _source = None
 
 
+class ShapeChanged(RuntimeError):
+    """A step of :func:`autoprop.function`'s replay (an array made again at each call: ``tape.replayed``'s, the user's
+    numpy on an integer argument, a ``numpy_function``'s output) gives another shape or dtype than when traced: the
+    operations after it were traced for that shape. The trace traces again where no event has run yet, and
+    refuses otherwise (its TraceError)."""
+
+
 class UnconnectedGradients(enum.Enum):
     """What a source that the target does not depend on gets, as ``tf.UnconnectedGradients``.
 

@@ -891,7 +891,7 @@ def take(a, indices, axis=None, out=None, mode="raise"):
     Parameters
     ----------
     a : Tensor or array_like
-    indices : int or array_like of int (values; no gradient)
+    indices : int or array_like of int (values; no gradient); booleans are the indices 0 and 1, as numpy's
     axis : int, optional
         None: of the flattened array. A 0-d ``a`` counts as 1-D along it (axis 0 or -1), as numpy.
     mode : {'raise', 'wrap', 'clip'}, default 'raise'
@@ -925,6 +925,8 @@ def take(a, indices, axis=None, out=None, mode="raise"):
         a = reshape(a, shape=(1,))
     idx = _indices_value(indices)
     n = a.size if axis is None else a.shape[axis := _axes_tuple(axis, a.ndim)[0]]  # (numpy's AxisError)
+    if idx.dtype.kind == "b":  # numpy's take casts booleans to the indices 0 and 1 (verify45c H3: not a mask)
+        idx = replayed(lambda i: i.astype(np.intp), idx)
     if mode != "raise":  # numpy's modes are index arithmetic: the gather stays one getitem (replayed: autoprop.function
         idx = replayed(lambda i: np.mod(i, n) if mode == "wrap" else np.clip(i, 0, n - 1), idx)  # reads each call's)
     if axis is None:
