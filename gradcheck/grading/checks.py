@@ -2002,7 +2002,8 @@ def _eps_read(obj: Any, run: Callable[[], Any], again: Callable[[Any], Any], pro
     right only without the eps keeps its FAIL). A copy that cannot be run leaves the check as it was."""
     import dataclasses
 
-    from .._log_eps import _fmt as said, backward_moved, changed_by_eps, eps_explains, eps_free_texts
+    from .._log_eps import _fmt as said
+    from .._log_eps import backward_moved, changed_by_eps, eps_explains, eps_free_texts
 
     def read() -> Any:
         res = run()
