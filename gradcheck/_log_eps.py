@@ -94,10 +94,11 @@ def eps_free_text(text: str, denominators: bool = False,
 def eps_free_texts(path: str, files: dict[str, str], denominators: bool = False,
                    limit: float = MAX_EPS) -> tuple[dict[str, str], list[float], list[str]]:
     """``({file name: eps-free source}, constants, places)`` over the checked file ``path`` and those of its sibling
-    ``files`` (``{name: path}``, :func:`gradcheck.sandbox.sibling_files`) it imports (:func:`imported_files`), as
+    ``files`` (``{name: path}``, :func:`gradcheck.sandbox.sibling_files`; or the grader's, ``path`` one of its names,
+    "common/layers.py") it imports (:func:`imported_files`), as
     :func:`eps_free_text` writes each; empty when none has such an eps."""
     out, consts, places = {}, [], []
-    used = set(imported_files(os.path.basename(path), files))
+    used = set(imported_files(path if path in files else os.path.basename(path), files))  # a grader's name, or check's
     for name, p in files.items():
         if name not in used:  # a file the checked one does not import cannot change what it computes
             continue

@@ -1964,7 +1964,8 @@ def _as_check(verdict: Verdict, layer: Any, xs: list[np.ndarray], d_in: list[str
     elif numerical and any(p.passed for p in verdict.parts):
         # the check names an input's gradient after the student's forward argument: renamed by position
         rename = dict(zip([f"d{n}" for n in V.input_names(layer, len(xs))], d_in))
-        run = partial(_within_budget, layer, xs, shape, cfg)
+        run = _eps_read(layer, partial(_within_budget, layer, xs, shape, cfg), _at_point(layer, xs, cfg), xs,
+                        verdict.notes, lambda t: rename.get(t, t))
         confirm = partial(_confirm_directionally, layer, xs, d_in, shape, cfg)
         ref_run = None if reference is None else partial(check_layer, reference, xs if len(xs) > 1 else xs[0],
                                                          twin=None, config=cfg)
@@ -1982,6 +1983,68 @@ def _as_check(verdict: Verdict, layer: Any, xs: list[np.ndarray], d_in: list[str
                                                 reference=reference)):
         verdict.notes.append(how)
     return verdict
+
+
+def _eps_read(obj: Any, run: Callable[[], Any], again: Callable[[Any], Any], probe: list[np.ndarray],
+              notes: list[str], part_of: Callable[[str], str]) -> Callable[[], Any]:
+    """``run`` (the check of the layer or loss ``obj`` that :func:`_numerical` reads) reading a log's small eps as
+    ``gradcheck check`` does (:mod:`gradcheck._log_eps`; grade45: Deep Learning from Scratch's verbatim TwoLayerNet,
+    whose ``cross_entropy_error`` is ``-log(y + 1e-7)`` and whose backward is the gradient of ``-log(y)``, scored 0/4
+    at the grader's point, where tiny probabilities make the eps move the loss's derivative by 3.6e-3 relative; its
+    SoftmaxWithLoss and a CS231n ``softmax_loss`` with ``log(p + 1e-7)`` 0/2). When the check fails a gradient and
+    the files ``obj`` imports have such an eps (:func:`~gradcheck._log_eps.eps_free_texts`, each at most the check's
+    rtol: :func:`~gradcheck._log_eps.large_eps`' rule), the copy without it is loaded (``obj.load_edited``, the
+    plugin's, probed on ``probe``) and checked as ``again(copy)`` checks it (at the same point); each failing gradient
+    the copy passes is read from the copy, with a note in ``notes`` naming the eps and the parts (``part_of`` its
+    tensor's name), when the eps changed forward
+    (:func:`~gradcheck._log_eps.changed_by_eps`) and backward moves between the two no more than the eps explains
+    (:func:`~gradcheck._log_eps.eps_explains` of :func:`~gradcheck._log_eps.backward_moved`, redteam28 F7: a backward
+    right only without the eps keeps its FAIL). A copy that cannot be run leaves the check as it was."""
+    import dataclasses
+
+    from .._log_eps import _fmt as said
+    from .._log_eps import backward_moved, changed_by_eps, eps_explains, eps_free_texts
+
+    def read() -> Any:
+        res = run()
+        failing = {r.tensor for r in res.records if r.kind != "forward" and not r.passed}
+        load, files = getattr(obj, "load_edited", None), getattr(obj, "edit_files", None)
+        texts, consts, _ = eps_free_texts(obj.file, files) if failing and load and files else ({}, [], [])
+        if not texts or max(consts) > res.rtol:
+            return res
+        try:
+            with load(texts, probe) as copy:
+                free = again(copy)
+        except Exception:  # noqa: BLE001 - the copy is a probe: if it cannot run, the check stands as it was
+            return res
+        mine, its = (r.gradients.get("manual", {}) for r in (res, free))
+        kept = {r.tensor: r for r in free.records if r.tensor in failing and r.passed and r.tensor in mine
+                and r.tensor in its and eps_explains(backward_moved({r.tensor: mine[r.tensor]},
+                                                                    {r.tensor: its[r.tensor]}), consts, res.rtol)}
+        if not kept or not changed_by_eps(res, free)[0]:
+            return res
+        rel = max(c.max_rel_error for r in res.records if r.tensor in kept for c in r.comparisons)
+        c = said(consts)
+        notes.append(f"{', '.join(map(part_of, kept))}: confirmed by central differences of your forward with the {c} removed from "
+                     f"its log(y + {c}) (in {', '.join(sorted(texts))}), read as log(y), as Deep Learning from "
+                     f"Scratch's backward, the gradient of log(y), reads it: with the eps the central differences "
+                     f"differ from backward by at most a relative {rel:.1e} here (about eps/y per probability y, "
+                     f"large where y is small), which is no bug.")
+        return dataclasses.replace(res, records=[kept.get(r.tensor, r) for r in res.records])
+
+    return read
+
+
+def _at_point(layer: Any, xs: list[np.ndarray], cfg: CheckConfig) -> Callable[[Any], Any]:
+    """:func:`_eps_read`'s ``again`` for a layer: :func:`gradcheck.check_layer` of its copy on ``xs`` with ``cfg``,
+    at the parameters ``layer`` holds (the grader's point)."""
+    def again(copy: Any) -> Any:
+        owner = type(layer).__name__
+        theirs = V.layer_params(copy, owner)
+        for k, v in V.layer_params(layer, owner).items():
+            theirs[k][...] = v
+        return check_layer(copy, xs if len(xs) > 1 else xs[0], twin=None, config=cfg)
+    return again
 
 
 def _large_graded(verdict: Verdict, layer: Any, xs: list[np.ndarray], d_in: list[str], G: np.ndarray, reference: Any,
@@ -2437,7 +2500,9 @@ def loss_gradient(loss: Any, y_true: np.ndarray, logits: np.ndarray, reference: 
         part.message = f"{_overflowed(float(np.asarray(L, dtype=float)), float(L_ref), z, loss, yt)} {part.message}"
     verdict = Verdict([part])
     if part.passed and numerical:
-        run = partial(check_loss, loss, yt, z, twin=None, rtol=rtol, atol=atol)
+        run = _eps_read(loss, partial(check_loss, loss, yt, z, twin=None, rtol=rtol, atol=atol),
+                        lambda copy: check_loss(copy, yt, z, twin=None, rtol=rtol, atol=atol), [yt, z], verdict.notes,
+                        lambda t: "dy_pred")
         ref_run = partial(check_loss, reference, yt, z, twin=None, rtol=rtol, atol=atol)
         if failed := _numerical(verdict, {"dy_pred"}, run, lambda t: "dy_pred", " of the loss",
                                 "Does forward compute the same loss backward differentiates?", reference_run=ref_run,

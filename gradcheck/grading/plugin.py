@@ -529,9 +529,37 @@ class _SandboxHolder:
             self._note(self._cap_note)
         return dict(sorted(out.items()))
 
+    def _new_sandbox(self, files: dict[str, str], timeout: float):
+        """A sandbox of the grader's kind (hostile, its memory, isolation and blocked modules) holding ``files``."""
+        from ..sandbox import Sandbox
+
+        opt = self.config.getoption
+        return Sandbox(files=files, timeout=timeout, memory_mb=opt("--grading-memory-mb"),
+                       session_timeout=max(120.0, 20 * timeout), hostile=True,
+                       blocked_modules=sorted(self.config.stash[_PARTIAL]["blocked"]),
+                       isolation="namespaces" if opt("--grading-isolation") == "namespaces" else "process")
+
+    @contextlib.contextmanager
+    def edited(self, texts: dict[str, str], timeout: float):
+        """While inside, a sandbox of its own (:meth:`_new_sandbox`) holding the submission's files with ``texts``
+        (``{file name: source}``) in place of some: the copy without a log's eps that grading checks as ``gradcheck
+        check`` does (:mod:`gradcheck._log_eps`; :func:`gradcheck.cli._edited_loader`, check's)."""
+        import tempfile
+
+        with tempfile.TemporaryDirectory(prefix="gradcheck-edited-") as d:
+            d, files = os.path.realpath(d), self.files()
+            for k, t in texts.items():
+                if k in files:
+                    os.makedirs(os.path.dirname(os.path.join(d, k)), exist_ok=True)
+                    with open(os.path.join(d, k), "w", encoding="utf-8") as fh:
+                        fh.write(t)
+                    files[k] = os.path.join(d, k)
+            with self._new_sandbox(files, timeout) as sb:
+                yield sb
+
     def get(self, timeout: float):
         """The live sandbox (a new one when there is none or it died), with ``timeout`` set."""
-        from ..sandbox import Sandbox, SandboxError
+        from ..sandbox import SandboxError
 
         if self.sandbox is None or self.sandbox._dead:
             self.close()
@@ -540,10 +568,7 @@ class _SandboxHolder:
                 with contextlib.suppress(OSError):
                     Path(path).with_name(STUDENT_STARTED).touch()
             try:
-                sb = Sandbox(files=self.files(), timeout=timeout, memory_mb=opt("--grading-memory-mb"),
-                             session_timeout=max(120.0, 20 * timeout), hostile=True,
-                             blocked_modules=sorted(self.config.stash[_PARTIAL]["blocked"]),
-                             isolation="namespaces" if opt("--grading-isolation") == "namespaces" else "process")
+                sb = self._new_sandbox(self.files(), timeout)
             except SandboxError as exc:
                 if exc.reason != "start":
                     raise
@@ -704,8 +729,24 @@ class Student:
                     file, class_name, init, seed=int(self._item.config.getoption("--grading-seed")),
                     no_forward_in_backward=policy, probe_inputs=[x.copy() for x in xs], skip_backward=True))
         obj.init_kwargs, obj.loaded_name = init, class_name  # the --init and NAME of gradcheck.grading.diagnosis.reproduce
+        # its copy without a log's eps, checked as gradcheck check checks it (grade45)
+        obj.edit_files, obj.load_edited = self._holder.files(), functools.partial(
+            self._edited, file, class_name, init, policy, t if kind == "layer" else kind)
         V.remember_calls(obj)  # affine_backward(dY), not affine.backward(dY), in this test's messages
         return obj
+
+    @contextlib.contextmanager
+    def _edited(self, file: str, class_name: str, init: dict, policy: bool, t: Any, texts: dict[str, str],
+                xs: list[np.ndarray]):
+        """While inside, ``class_name(**init)`` of ``file`` loaded as :meth:`_load` loads it (probed on ``xs``) from the
+        submission's files with ``texts`` in place of some, in a sandbox of its own (:meth:`_SandboxHolder.edited`);
+        ``t`` ``"loss"``: the loss ``class_name`` as :meth:`loss` loads it."""
+        with self._holder.edited(texts, self.timeout) as sb:
+            if isinstance(t, str):
+                yield sb.load_loss(file, class_name, init, no_forward_in_backward=policy)
+                return
+            yield sb.load_layer(file, class_name, init, seed=int(self._item.config.getoption("--grading-seed")),
+                                no_forward_in_backward=policy, targets=t, probe_inputs=[x.copy() for x in xs])
 
     def _probe(self, key: tuple, obj: Any, call: Any, reload: Any) -> Any:
         """``obj.probed(...)`` (``call``) once per key (:meth:`_once`). When the probe's backward ended the sandbox
