@@ -1,9 +1,9 @@
 """Adversarial submissions graded in one batch: each ends with a correct result and the batch continues.
 
 Every submission is the assignment's solution with one hostile change. The
-batch runs with 2 workers and a 2 s limit per call into student code (1 s proved
-too tight for 100 MB of output on a loaded 2-core machine), so the whole file
-takes seconds, not minutes.
+batch runs with 2 workers and a 3 s limit per call into student code: the
+assignment's tests' own timeout(3) marker, which --timeout (2 s here) no longer caps
+(staff45 F1); so the whole file takes seconds, not minutes.
 """
 
 import json
@@ -112,7 +112,7 @@ def test_infinite_loop_loses_only_the_linear_tests(graded):
     out, subs = graded
     bad = failed(out, "infinite_loop")
     assert set(bad) == LINEAR_TESTS
-    assert all("did not finish within 2 s" in m for m in bad.values())
+    assert all("did not finish within 3 s" in m for m in bad.values())
     assert subs["infinite_loop"].score == TOTAL - 14
 
 
@@ -148,7 +148,7 @@ def test_exit_at_import_gets_zero(graded):
 
 
 @pytest.mark.parametrize("name, reason, needle", [
-    ("loop_at_import", "timeout", "importing layers.py did not finish within 2 s"),
+    ("loop_at_import", "timeout", "importing layers.py did not finish within 3 s"),
     ("os_exit_at_import", "exit", "importing layers.py ended the sandbox process with exit code 3"),
 ])
 def test_a_hang_or_crash_at_import_costs_one_sandbox_not_one_per_test(graded, name, reason, needle):
