@@ -362,6 +362,15 @@ class SandboxStartFailure(Exception):
     """The sandbox could not start, before any of the student's code ran (the grader's setup failed)."""
 
 
+def failed(store: dict, key: Any, timeout: float) -> Exception | None:
+    """The failure kept in ``store`` (``_SandboxHolder.import_failures``, ``load_failures``: ``{key: (error, the
+    per-call limit it had)}``) for ``key``, to be raised again without running anything; None when there is none, or
+    when it was a timeout under a smaller limit than this test's ``timeout`` (verify45b F9: a test's timeout(10) lost
+    its 5 points as an earlier test's timeout(1) had timed out the same constructor of 1.5 s)."""
+    exc, limit = store.get(key, (None, 0.0))
+    return exc if exc is not None and (getattr(exc, "reason", None) != "timeout" or timeout <= limit) else None
+
+
 class _SandboxHolder:
     """The session's sandbox for the submission (a fresh one after a timeout or crash: ``starts``,
     ``level``). A file whose import timed out or ended the sandbox is not imported again: its
@@ -371,9 +380,11 @@ class _SandboxHolder:
         self.config, self.submission = config, submission
         self.sandbox, self._root, self.level, self.starts = None, None, None, 0
         self.notes: list[str] = []
-        self.import_failures: dict[str, Exception] = {}
-        #: a load that timed out (its constructor or its probe forward), by file, class, kind and arguments
-        self.load_failures: dict[tuple[str, str, str, str], Exception] = {}
+        #: a file whose import timed out or ended the sandbox, and the per-call limit it had (s)
+        self.import_failures: dict[str, tuple[Exception, float]] = {}
+        #: a load that timed out (its constructor or its probe forward), by file, class, kind and arguments, and the
+        #: per-call limit it had (s)
+        self.load_failures: dict[tuple, tuple[Exception, float]] = {}
         self._imported: set[str] = set()  # files imported in the current sandbox
         self.refused: dict[str, str] = {}
         self._walked: list[tuple[str, str, int]] | None = None  # (relative name, path, size) of each .py file
@@ -577,7 +588,7 @@ class _SandboxHolder:
         anything, for every later test."""
         from ..sandbox import SandboxError
 
-        first = self.import_failures.get(file)
+        first = failed(self.import_failures, file, timeout)
         if first is not None:
             raise SandboxError(f"{marked(first)} This happened when {code(file)} was first imported, in an earlier "
                                f"test; it is not imported again (each attempt would fail the same way), so every "
@@ -588,7 +599,7 @@ class _SandboxHolder:
                 sb.import_file(file)
             except SandboxError as exc:
                 if exc.reason in ("timeout", "signal", "exit"):
-                    self.import_failures[file] = exc
+                    self.import_failures[file] = (exc, timeout)
                 raise
             self._imported.add(file)
         return sb
@@ -725,7 +736,7 @@ class Student:
         except SandboxError as exc:
             if exc.step != "backward" or exc.reason not in ("signal", "exit", "timeout"):
                 raise
-            self._holder.load_failures.setdefault(key, exc)
+            self._holder.load_failures.setdefault(key, (exc, self.timeout))
             if not obj.__dict__.get("_backward_skipped"):  # once: a test's later checks keep its state (running stats)
                 fresh = reload()
                 obj.__dict__.update({k: v for k, v in fresh.__dict__.items() if k not in ("probed", "init_kwargs")})
@@ -739,7 +750,7 @@ class Student:
         depends on it is not charged to a test that never gave it."""
         from ..sandbox import SandboxError
 
-        if (first := self._holder.load_failures.get(key)) is not None:
+        if (first := failed(self._holder.load_failures, key, self.timeout)) is not None:
             raise SandboxError(f"Not run: {marked(first)} This happened when {code(key[1])} was first loaded with these "
                                f"arguments and input shapes, in an earlier test; it is not run again (the same call "
                                f"would not finish again), so every test that loads it so fails for this reason.",
@@ -748,7 +759,7 @@ class Student:
             return call()
         except SandboxError as exc:
             if exc.reason == "timeout":
-                self._holder.load_failures[key] = exc
+                self._holder.load_failures[key] = (exc, self.timeout)
             raise
 
     def layer(self, file: str, class_name: str, *, targets: Any = None, **init: Any):
@@ -1204,7 +1215,7 @@ def _write_results(config: pytest.Config, exitstatus: int | None) -> None:
                  tests_imports=partial.get("imports", {}),
                  sandbox_starts=holder.starts if holder is not None else 0, pytest_exit_status=int(exitstatus),
                  hidden_sandbox_starts=holder.own_starts if holder is not None else 0,
-                 import_failures={f: e.reason for f, e in holder.import_failures.items()} if holder is not None else {})
+                 import_failures={f: e.reason for f, (e, _) in holder.import_failures.items()} if holder is not None else {})
     if grader_error:
         extra.update(status="grader error", grader_error=grader_error)
     elif holder is not None:

@@ -1619,12 +1619,15 @@ SUBMISSION_SECONDS = "submission-seconds"
 
 def _uncharged(path: Path, elapsed: float, cap: float) -> float:
     """The grader's own seconds by the :data:`SUBMISSION_SECONDS` file: ``elapsed`` (the grading's wall clock so far)
-    less the submission's requests it says, at most ``cap`` (the limit: a grader that never stops is still stopped);
-    0 when there is no such file (no request made yet: :data:`GRADER_SECONDS` alone says)."""
+    less the submission's requests it says, the one in progress included (its ``time.monotonic()`` start, written
+    after the finished ones' seconds: verify45b F6, an endless call was the grader's time while it ran and so ran
+    twice the limit), at most ``cap`` (the limit: a grader that never stops is still stopped); 0 when there is no such
+    file (no request made yet: :data:`GRADER_SECONDS` alone says)."""
     try:
-        used = float(path.read_text()[:32])
+        used, *since = (float(x) for x in path.read_text()[:64].split()[:2])
     except (OSError, ValueError):
         return 0.0
+    used += max(time.monotonic() - since[0], 0.0) if since and math.isfinite(since[0]) else 0.0
     return min(max(elapsed - used, 0.0), cap) if math.isfinite(used) else 0.0
 
 
