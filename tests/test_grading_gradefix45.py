@@ -101,3 +101,100 @@ def test_an_import_that_timed_out_under_a_smaller_limit_is_tried_again_under_a_l
     holder.import_failures["layers.py"] = (SandboxError("the sandbox's process was killed", reason="signal"), 1.0)
     with pytest.raises(SandboxError, match="not imported again"):  # a crash is not a matter of time
         holder.imported("layers.py", 100.0)
+
+
+def _item(own=(), module=()):
+    """A stand-in test item with its own ``timeout`` marks ``own`` and its file's ``module`` (real pytest marks)."""
+    nodes = [types.SimpleNamespace(nodeid="t.py", name="t.py", own_markers=[m.mark for m in module]),
+             types.SimpleNamespace(nodeid="t.py::test_x", name="test_x", own_markers=[m.mark for m in own])]
+    marks = [m.mark for m in [*own, *module]]  # closest first, as pytest's iter_markers gives them
+    return types.SimpleNamespace(nodeid="t.py::test_x", listchain=lambda: nodes,
+                                 iter_markers=lambda name: iter([m for m in marks if m.name == name]))
+
+
+@pytest.mark.parametrize(("own", "seconds"), [
+    (pytest.mark.timeout(timeout=10), 10.0),  # pytest-timeout's keyword: was None (--timeout's 3 s)
+    (pytest.mark.timeout(10, method="thread"), 10.0),
+    (pytest.mark.timeout(timeout=2.5, method="signal", func_only=True), 2.5),
+    (pytest.mark.timeout(4, "thread"), 4.0),
+])
+def test_a_marker_in_pytest_timeout_s_spelling_is_read(own, seconds):
+    from gradcheck.grading import plugin
+
+    assert plugin._marker_timeout(_item([own])) == seconds
+    assert plugin._marker_timeout(_item([own], [pytest.mark.timeout(1)])) == seconds  # the test's own wins
+
+
+@pytest.mark.parametrize(("own", "module", "said"), [
+    ([pytest.mark.timeout(seconds=10)], [], "seconds is not one of them"),
+    ([pytest.mark.timeout()], [], "needs a number of seconds >= 0.01"),
+    ([pytest.mark.timeout(1e-300)], [], "needs a number of seconds >= 0.01"),
+    ([pytest.mark.timeout(0.005)], [], "needs a number of seconds >= 0.01"),
+    ([pytest.mark.timeout(10, timeout=5)], [], "timeout is not one of them, or is given twice"),
+    ([pytest.mark.timeout(10, method="process")], [], "method must be one of"),
+    ([pytest.mark.timeout(10, func_only="yes")], [], "func_only must be True or False"),
+    ([pytest.mark.timeout(1), pytest.mark.timeout(100)], [], "2 timeout(seconds) markers on t.py::test_x"),
+    ([pytest.mark.timeout(10)], [pytest.mark.timeout(-5)], "got timeout(-5)"),
+])
+def test_a_marker_that_cannot_be_read_one_way_is_refused(own, module, said):
+    from gradcheck.grading import plugin
+
+    with pytest.raises(pytest.UsageError) as err:
+        plugin._marker_timeout(_item(own, module))
+    assert said in str(err.value) and str(err.value).startswith("t.py::test_x: ")
+
+
+def test_the_autograder_packer_refuses_tests_whose_markers_grading_refuses(tmp_path):
+    """F10: ``gradcheck assignment autograder`` packed tests with ``timeout(0)``; every Gradescope submission was then
+    a grader error ("pytest exit code 4")."""
+    from gradcheck.assignment import autograder_zip
+    from gradcheck.errors import UsageError
+
+    (tmp_path / "hw" / "tests").mkdir(parents=True)
+    (tmp_path / "hw" / "tests" / "test_relu.py").write_text(
+        "import pytest\n\n\n@pytest.mark.timeout(timeout=0)\ndef test_relu(student, grade):\n    pass\n")
+    with pytest.raises(UsageError, match=r"(?s)cannot be collected .*needs a number of seconds >= 0.01") as err:
+        autograder_zip(tmp_path / "hw", tmp_path / "dist")
+    assert "not packed" in str(err.value) and not (tmp_path / "dist").exists()
+
+
+def test_the_too_slow_message_gives_the_tests_own_limit_per_call():
+    """F7: "Each call into your code is limited to 3 s" (--timeout) where the tests' markers allowed 5 s or 1e9 s."""
+    assert runner._call_limits([5.0], 3.0) == "5 s"
+    assert runner._call_limits([3.0, 5.0, 5], 3.0) == "3 to 5 s (each test's own)"
+    assert runner._call_limits(None, 3.0) == "3 s" and runner._call_limits(["x", True, -1], 4.0) == "4 s"
+
+
+FOREVER_TESTS = '''
+import pytest
+from manualprop import ReLU as RefReLU
+
+pytestmark = [pytest.mark.timeout(timeout=100)]
+
+
+@pytest.mark.points(1)
+def test_relu_forward(student, grade, rng):
+    """ReLU: forward output"""
+    grade.layer_forward(student.layer("layers.py", "ReLU"), rng.standard_normal((4, 3)), RefReLU(), points=1)
+'''
+
+
+def test_the_too_slow_message_of_a_grading_names_the_test_s_marker(tmp_path):
+    """F7 end to end: a constructor that never returns, under the test's timeout(timeout=100), graded with
+    --submission-timeout 3: the message names the test's 100 s (was --timeout's 3 s). (The time it took is not
+    asserted: the unit test above covers the limit, a timed test would depend on the machine's load.)"""
+    import json
+
+    from gradcheck.grading.runner import grade_submission
+    from gradcheck.sandbox import support
+
+    for d in ("sub", "tests"):
+        (tmp_path / d).mkdir()
+    (tmp_path / "tests" / "test_relu.py").write_text(FOREVER_TESTS)
+    (tmp_path / "sub" / "layers.py").write_text(SOLUTION.replace(
+        "    def __init__(self):\n        self.params, self.grads = {}, {}",
+        "    def __init__(self):\n        while True:\n            pass\n        self.params, self.grads = {}, {}", 1))
+    r = grade_submission(tmp_path / "sub", tmp_path / "tests", tmp_path / "out", submission_timeout=3.0,
+                         unsafe_no_isolation=support()[0] == "none")
+    out = json.loads((tmp_path / "out" / "results.json").read_text())["output"]
+    assert r.score == 0 and "too slow" in out and "limited to 100 s," in out, out

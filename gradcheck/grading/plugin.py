@@ -643,23 +643,62 @@ def _gradcheck_sandboxes(pytestconfig: pytest.Config, submission_dir: Path):
     holder.close()
 
 
+#: The smallest ``timeout(seconds)`` marker taken (s): below it no call into Python code finishes (verify45b F5: a
+#: timeout(1e-300) gave every student 0, "importing layers.py did not finish within 1e-300 s").
+MARKER_FLOOR = 0.01
+
+#: pytest-timeout's ``timeout`` marker's ``method`` values: how it stops a test; the grader stops each call into the
+#: submission's sandbox itself, so they are read (checked) and change nothing.
+_TIMEOUT_METHODS = ("signal", "thread")
+
+
 def _marker_timeout(item: pytest.Item) -> float | None:
     """The seconds of ``item``'s ``timeout(seconds)`` marker, None without one: the limit of each call into the
     student's code in that test, whatever ``--grading-timeout`` (``gradcheck grade --timeout``, the limit of a test
     without a marker) says. Until session 45 the option capped the marker, so a test's ``timeout(5)`` graded at the
-    default 3 s unless the staff also passed ``--timeout 5`` (staff45 F1).
+    default 3 s unless the staff also passed ``--timeout 5`` (staff45 F1). pytest-timeout's spelling is read too:
+    ``timeout(timeout=10)``, ``method=`` (``"signal"``/``"thread"``) and ``func_only=`` (a bool), positional or by
+    keyword; those two say how pytest-timeout stops a whole test and change nothing here. Every ``timeout`` marker
+    of the test, its file's and its class's included, must be right, and a test, class or file may carry one
+    (the closest is the test's limit).
 
     Raises
     ------
     pytest.UsageError
-        The marker's value is not a finite number of seconds > 0 (the test's mistake, refused at collection).
+        A marker without a number of seconds, of one below :data:`MARKER_FLOOR` or not finite, of an argument
+        pytest-timeout does not take (``seconds=10``), or two on one node (the test's mistake, refused at collection;
+        verify45b F4, F5: such markers were taken silently, or their value ignored).
     """
-    m = item.get_closest_marker("timeout")
-    if m is None or not m.args:
-        return None
-    v = m.args[0]
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < math.inf:
-        raise pytest.UsageError(f"{item.nodeid}: timeout(seconds) needs a number of seconds > 0; got {m.args}.")
+    for node in item.listchain() if hasattr(item, "listchain") else ():
+        if len(mine := [m for m in getattr(node, "own_markers", ()) if m.name == "timeout"]) > 1:
+            raise pytest.UsageError(f"{item.nodeid}: {len(mine)} timeout(seconds) markers on {node.nodeid or node.name}"
+                                    f": {', '.join(_marker_text(m) for m in mine)}; give it one.")
+    seconds = [_marker_seconds(m, item.nodeid) for m in item.iter_markers("timeout")]
+    return seconds[0] if seconds else None
+
+
+def _marker_text(m: Any) -> str:
+    """``timeout(10, method='thread')``: how marker ``m`` was written."""
+    return f"timeout({', '.join([*map(repr, m.args), *(f'{k}={v!r}' for k, v in m.kwargs.items())])})"
+
+
+def _marker_seconds(m: Any, nodeid: str) -> float:
+    """The seconds of one ``timeout`` marker ``m`` (:func:`_marker_timeout`, which says what is refused)."""
+    names = ("timeout", "method", "func_only")
+    bad = [k for k in m.kwargs if k not in names] or [k for k in names[:len(m.args)] if k in m.kwargs]
+    given = dict(zip(names, m.args)) | dict(m.kwargs)
+    why = (f"{_marker_text(m)} takes pytest-timeout's arguments (timeout, method, func_only); {', '.join(bad)} is "
+           f"not one of them, or is given twice" if bad or len(m.args) > len(names) else
+           f"{_marker_text(m)}: method must be one of {_TIMEOUT_METHODS}" if given.get("method", "signal")
+           not in _TIMEOUT_METHODS else
+           f"{_marker_text(m)}: func_only must be True or False" if not isinstance(given.get("func_only", False), bool)
+           else "")
+    v = given.get("timeout")
+    if not why and (isinstance(v, bool) or not isinstance(v, (int, float)) or not MARKER_FLOOR <= v < math.inf):
+        why = (f"timeout(seconds) needs a number of seconds >= {MARKER_FLOOR:g} (each call into the student's code is "
+               f"limited to it); got {_marker_text(m)}")
+    if why:
+        raise pytest.UsageError(f"{nodeid}: {why}.")
     return float(v)
 
 
@@ -1183,7 +1222,10 @@ def _write_results(config: pytest.Config, exitstatus: int | None) -> None:
         done = {n: e for n, e in results.items() if "score" in e}
         tests = [_row(done[i.nodeid]) if i.nodeid in done else _row({**_entry(i), "fraction": 0.0, "status": "not run"})
                  for i in partial.get("collected", [])]
-        return write_json(Path(path), {**placeholder_results("", seed), "tests": tests})
+        data = {**placeholder_results("", seed), "tests": tests}
+        default = float(config.getoption("--grading-timeout"))  # each test's limit per call, for runner._too_slow
+        data["extra_data"]["call_limits"] = sorted({_marker_timeout(i) or default for i in partial.get("collected", [])})
+        return write_json(Path(path), data)
     holder, grader_error = partial.get("holder"), partial.get("grader_error")
     # a graded test the session stopped before (a grader error) still counts its points (Gradescope's rule)
     unrun = ("Not graded: the autograder stopped before this test (a problem on the grader's side, not in "
