@@ -42,28 +42,12 @@ def _bare(buffer: str) -> str:
     return (re.findall(r"\w+", buffer) or [buffer])[-1]
 
 
-def _forward_writes(info: dict[str, Any]) -> list[str]:
-    """The buffers a layer's forward writes (``info['buffer_why']``, :func:`gradcheck._adapters._buffers_by_behaviour`),
-    whatever their names."""
-    why = dict(w.split(": ", 1) for w in info.get("buffer_why", []) if ": " in w)
-    return [b for b in info.get("buffers", []) if "writes it" in why.get(b, "")]
-
-
 def written_buffers(info: dict[str, Any]) -> list[str]:
-    """The buffers a layer's forward writes (:func:`_forward_writes`) named like running statistics (``running_*``,
-    ``moving_*``, ``*_running``, ``mean``/``var`` ...), not a cache."""
-    return [b for b in _forward_writes(info)
-            if re.search(r"running|moving|(^|_)(mean|var|variance|std)($|_)", _bare(b))]
-
-
-def _unnamed_stats(info: dict[str, Any], reference: Any) -> list[str]:
-    """The attributes a layer's forward writes whose names tell no role (``run_mu``, ``run_sigma2``), when none is
-    named like a running statistic and they are as many as the ``reference``'s running statistics (at most 3), each
-    of one of their shapes: :func:`running_stats_finding` matches them by their values (staff45 F2: a swapped momentum
-    scored 24 / 30 as ``running_mean`` and 30 / 30 as ``run_mu``, never compared). [] otherwise."""
-    stats = [v for r, v in vars(reference).items() if re.match(r"(running|moving)_", r) and isinstance(v, np.ndarray)]
-    anon = [b for b in _forward_writes(info) if re.fullmatch(r"\w+", b)]
-    return anon if stats and len(anon) == len(stats) <= 3 else []
+    """The buffers a layer's forward writes (``info['buffer_why']``, :func:`gradcheck._adapters._buffers_by_behaviour`)
+    named like running statistics (``running_*``, ``moving_*``, ``*_running``, ``mean``/``var`` ...), not a cache."""
+    why = dict(w.split(": ", 1) for w in info.get("buffer_why", []) if ": " in w)
+    return [b for b in info.get("buffers", []) if "writes it" in why.get(b, "")
+            and re.search(r"running|moving|(^|_)(mean|var|variance|std)($|_)", _bare(b))]
 
 
 def pair_buffers(source: str, info: dict[str, Any]) -> list[str]:
@@ -138,9 +122,6 @@ def running_stats_finding(layer: Any, reference: Any, cname: str, shape, seed: i
     info = getattr(layer, "protocol", None) or {}
     written = {b: _bare(b) for b in written_buffers(info)} or _held_unwritten(layer, reference)
     m = getattr(reference, "momentum", None)
-    if not written and isinstance(m, float) and 0 < m <= 1 and isinstance(shape[0], int) and (
-            anon := _unnamed_stats(info, reference) or _moving_arrays(layer, reference, cname, shape, seed)):
-        return _by_value(layer, reference, anon, cname, shape, seed, ref_name)
     if not written:
         return None, []
     if not isinstance(shape[0], int) or not isinstance(m, float) or not 0 < m <= 1:
@@ -166,62 +147,6 @@ def running_stats_finding(layer: Any, reference: Any, cname: str, shape, seed: i
             own[s], rname[s] = s, r
     notes += [f"running statistics: {s} compared as {ref_name}'s {r} (the same role)"
               for s, r in rname.items() if s != r]
-    found, more = _trained_and_compared(layer, reference, own, [rname], state, cname, shape, seed, ref_name)
-    return found, notes + more
-
-
-def _moving_arrays(layer: Any, reference: Any, cname: str, shape, seed: int) -> list[str]:
-    """:func:`_unnamed_stats` read from what the layer does, for a layer read without the buffers' names (the
-    grader's): the arrays of a copy of it, of the shapes of the ``reference``'s running statistics and not its
-    parameters, that a training forward moves and a second forward on the same batch moves again (a running average
-    depends on its old value; a cache of the batch's statistics does not), when they are as many as its statistics
-    (at most 3). [] otherwise, or when the copy or its forwards fail."""
-    import copy
-
-    stats = [v for r, v in vars(reference).items() if re.match(r"(running|moving)_", r) and isinstance(v, np.ndarray)]
-    if not 0 < len(stats) <= 3:
-        return []
-    try:
-        probe, params = copy.deepcopy(layer), V.layer_params(layer, cname)
-        inputs, X = V.input_names(layer, 1), np.random.default_rng([seed, 45]).standard_normal(shape) * 1.5 + 0.5
-        seen = []
-        for _ in range(3):
-            seen.append({k: np.array(v, dtype=np.float64) for k, v in adapter_call(probe, "state_values").items()
-                         if re.fullmatch(r"\w+", k) and k not in params and isinstance(v, np.ndarray)
-                         and any(v.shape == r.shape for r in stats)})
-            if len(seen) < 3:
-                Call(probe, cname, [X], inputs, params, True).forward(X.copy())
-    except Exception:  # noqa: BLE001 - a layer that cannot be copied or run so: not compared, as before
-        return []
-    moving = [k for k in seen[0] if all(k in d and not np.array_equal(d[k], e[k]) for d, e in zip(seen[1:], seen))]
-    return moving if len(moving) == len(stats) else []
-
-
-def _by_value(layer: Any, reference: Any, anon: list[str], cname: str, shape, seed: int, ref_name: str) -> tuple[
-        Finding | None, list[str]]:
-    """:func:`running_stats_finding` for the buffers ``anon`` (:func:`_unnamed_stats`): each way of matching them to
-    the reference's statistics of their shapes is compared after the same training forward; the first that agrees
-    passes, else the closest one's difference is the finding. The note says how they were matched."""
-    import itertools
-
-    state = adapter_call(layer, "state_values")
-    stats = [r for r, v in vars(reference).items() if re.match(r"(running|moving)_", r) and isinstance(v, np.ndarray)]
-    own = {b: b for b in anon if b in state}
-    ways = [dict(zip(own, p)) for p in itertools.permutations(stats, len(own)) if len(own) == len(stats)
-            and all(np.shape(state[b]) == getattr(reference, r).shape for b, r in zip(own, p))]
-    if not ways:
-        return None, []
-    found, notes = _trained_and_compared(layer, reference, own, ways, state, cname, shape, seed, ref_name)
-    return found, notes
-
-
-def _trained_and_compared(layer: Any, reference: Any, own: dict[str, str], ways: list[dict[str, str]],
-                          state: dict[str, Any], cname: str, shape, seed: int, ref_name: str) -> tuple[
-        Finding | None, list[str]]:
-    """Give the reference the layer's parameters, run one training forward of the layer, and compare its statistics
-    ``own`` (``{buffer: state name}``) with the reference's by each of ``ways`` (``{state name: the reference's
-    name}``; several when the names tell no role, :func:`_by_value`): the first that agrees, else the one whose
-    statistics lie closest to the reference's (its finding)."""
     params = V.layer_params(layer, cname)
     rparams = getattr(reference, "params", None) or {}
     names = mapped_names(rparams, params, cname, f"reference {ref_name}", ValueError) if params else {}
@@ -230,23 +155,13 @@ def _trained_and_compared(layer: Any, reference: Any, own: dict[str, str], ways:
     rng = np.random.default_rng([seed, 35])
     X, Xe = (rng.standard_normal(shape) * 1.5 + 0.5 for _ in range(2))  # batch means away from the statistics
     inputs = V.input_names(layer, 1)
-    snap = {s: np.array(state[s], dtype=np.float64) for s in own.values()}
+    before = {rname[s]: np.array(state[s], dtype=np.float64) for s in own.values()}
     Call(layer, cname, [X], inputs, params, True).forward(X.copy())
     after = adapter_call(layer, "state_values")
-    tried = []
-    for rname in ways:
-        found, more = _compared({b: rname[s] for b, s in own.items()}, {rname[s]: snap[s] for s in own.values()},
-                                {rname[s]: after.get(s) for s in own.values()}, reference, X, ref_name, cname, lambda: (
-            Call(layer, cname, [Xe], inputs, params, False).forward(Xe.copy()), [Xe]), state.get("momentum"))
-        if len(ways) > 1:
-            more = [f"running statistics: {', '.join(rname)} compared as {ref_name}'s {', '.join(rname.values())} "
-                    "(matched by their values: their names tell no role)", *more]
-        if found is None:
-            return None, more
-        gap = sum(float(np.max(np.abs(np.asarray(after.get(s), dtype=np.float64) - getattr(reference, r))))
-                  if np.shape(after.get(s)) == getattr(reference, r).shape else np.inf for s, r in rname.items())
-        tried.append((gap, found, more))
-    return min(tried, key=lambda t: t[0])[1:]
+    found, more = _compared({b: rname[s] for b, s in own.items()}, before,
+                            {rname[s]: after.get(s) for s in own.values()}, reference, X, ref_name, cname, lambda: (
+        Call(layer, cname, [Xe], inputs, params, False).forward(Xe.copy()), [Xe]), state.get("momentum"))
+    return found, notes + more
 
 
 def _held_unwritten(layer: Any, reference: Any) -> dict[str, str]:

@@ -906,6 +906,12 @@ def autograder_zip(assignment: str | os.PathLike, out: str | os.PathLike, *,
     if leaks:
         raise UsageError(f"{', '.join(leaks)} hold solution markers (### BEGIN SOLUTION): not packed, as the image "
                          f"runs the students' code beside the tests. Remove the solutions from the tests first.")
+    from .grading.runner import check_tests_collect
+
+    try:  # what grading refuses at collection (a timeout(0) marker) is the staff's, seen before students submit
+        check_tests_collect(a / "tests")
+    except UsageError as exc:  # (verify45b F10: packed, every Gradescope submission was a grader error)
+        raise UsageError(f"{exc}\nThe autograder is not packed: fix the tests first.") from None
     members += [(root / n, "backprop-lab/" + n) for n in _TOP_FILES]
     members += [(p, "backprop-lab/" + p.relative_to(root).as_posix()) for pkg in AUTOGRADER_PACKAGES
                 for p in _files(root / pkg) if p.suffix == ".py"]

@@ -521,8 +521,9 @@ def _owed(short: float, busy: bool, waited: float | None, waited0: float | None,
 
 
 #: The wall clock of every request this process made of its sandboxes that came back (``seconds``), where it is
-#: written for the runner (``path``, :func:`charge_requests_to`) and when it was last written (``written``).
-_CHARGED: dict[str, Any] = {"seconds": 0.0, "path": None, "written": 0.0}
+#: written for the runner (``path``, :func:`charge_requests_to`), when it was last written (``written``) and the
+#: clock (``time.monotonic``) at which the request in progress began (``since``; None between requests).
+_CHARGED: dict[str, Any] = {"seconds": 0.0, "path": None, "written": 0.0, "since": None}
 
 
 def charge_requests_to(path: str | os.PathLike | None) -> None:
@@ -543,18 +544,29 @@ def requests_seconds() -> float:
 
 
 def write_requests_seconds() -> None:
-    """Write :func:`requests_seconds` to the file of :func:`charge_requests_to` now, if there is one."""
+    """Write :func:`requests_seconds` to the file of :func:`charge_requests_to` now, if there is one, followed by the
+    ``time.monotonic()`` at which the request in progress began, if one is: the runner counts the time since as the
+    submission's too (verify45b F6: an endless call under a large timeout marker was the grader's own time while it
+    ran, and ran twice ``--submission-timeout``)."""
     if _CHARGED["path"] is not None:
         _CHARGED["written"] = time.monotonic()
+        since = "" if _CHARGED["since"] is None else f" {_CHARGED['since']:.3f}"
         with contextlib.suppress(OSError):
             with open(_CHARGED["path"], "w", encoding="ascii") as fh:
-                fh.write(f"{_CHARGED['seconds']:.3f}")
+                fh.write(f"{_CHARGED['seconds']:.3f}{since}")
+
+
+def _request_began(at: float | None) -> None:
+    """Record that a request began at ``at`` (``time.monotonic()``; None: it ended) and write it at once
+    (:func:`write_requests_seconds`)."""
+    _CHARGED["since"] = at
+    write_requests_seconds()
 
 
 def _charge_request(seconds: float) -> None:
-    """Add one request's ``seconds`` to :func:`requests_seconds`; written at most every 0.25 s."""
+    """Add ``seconds`` to :func:`requests_seconds`: written at once after a request, else at most every 0.25 s."""
     _CHARGED["seconds"] += max(0.0, seconds)
-    if _CHARGED["path"] is not None and time.monotonic() - _CHARGED["written"] >= 0.25:
+    if _CHARGED["path"] is not None and (_CHARGED["since"] is None or time.monotonic() - _CHARGED["written"] >= 0.25):
         write_requests_seconds()
 
 
@@ -1336,6 +1348,8 @@ class Sandbox:
                 # machine): its time is not the submission's, whose reply may be waiting whole: the call's limit and
                 # the session's clock (review29 SESSION_STALL: capped by the session's end, it cost the call) move
                 self._grace, self._stall, self._req_t0 = self._grace + late, self._stall + late, self._req_t0 + late
+                if _CHARGED["since"] is not None:
+                    _request_began(self._req_t0)
             if target in r + w:
                 return before
             if self._o in r:
@@ -1737,30 +1751,34 @@ class Sandbox:
         self._mark()
         self._req_t0 = time.monotonic()
         self._charge_idle()
-        if shared is not None:
-            self._send_shared(shared, what)
-        self._send(data, deadline, what)
+        _request_began(self._req_t0)  # the runner counts it as the submission's while it runs (verify45b F6)
         try:
-            ok, meta, err = self._reply(deadline, what, each=len(args["batches"]) if op == "forward_many" else 0,
-                                        probes=op in ("load", "sublayer"), allowed=reply_dtypes)
-            _check_reply(op, args, ok, meta)
-        except MalformedReply as exc:  # a well-formed frame of the wrong content: the submission's (redteam35 F2)
-            self._kill()
-            self._fail(paragraph(f"{what}: the submission's process sent a malformed reply: {exc}, and was stopped.",
-                                 exc.hint), "protocol")
-        except wire.ReplyTooLarge as exc:
-            self._kill()
-            self._fail(paragraph(f"{what}: the submission produced an oversized reply: the sandbox process sent",
-                                 f"{exc}, and was stopped."), "reply")
-        except (wire.ProtocolViolation, ValueError, UnicodeDecodeError, RecursionError, MemoryError) as exc:
-            self._kill()
-            if isinstance(exc, RecursionError) and (depth := _stack_depth()) > sys.getrecursionlimit() // 2:
-                # the grader's own stack was deep already (redteam36 F4b: nested checks), not a reply nested deep
-                raise self._grader_error(what, f"RecursionError: gradcheck's own calls were {depth} deep when it "
-                                               f"read the reply, of Python's limit {sys.getrecursionlimit()}",
-                                         memory=False) from exc
-            self._fail(paragraph(f"{what}: the sandbox process sent {exc or type(exc).__name__} and was stopped.",
-                                 "Does the code write to file descriptors it does not own?"), "protocol")
+            if shared is not None:
+                self._send_shared(shared, what)
+            self._send(data, deadline, what)
+            try:
+                ok, meta, err = self._reply(deadline, what, each=len(args["batches"]) if op == "forward_many" else 0,
+                                            probes=op in ("load", "sublayer"), allowed=reply_dtypes)
+                _check_reply(op, args, ok, meta)
+            except MalformedReply as exc:  # a well-formed frame of the wrong content: the submission's (redteam35 F2)
+                self._kill()
+                self._fail(paragraph(f"{what}: the submission's process sent a malformed reply: {exc}, and was stopped.",
+                                     exc.hint), "protocol")
+            except wire.ReplyTooLarge as exc:
+                self._kill()
+                self._fail(paragraph(f"{what}: the submission produced an oversized reply: the sandbox process sent",
+                                     f"{exc}, and was stopped."), "reply")
+            except (wire.ProtocolViolation, ValueError, UnicodeDecodeError, RecursionError, MemoryError) as exc:
+                self._kill()
+                if isinstance(exc, RecursionError) and (depth := _stack_depth()) > sys.getrecursionlimit() // 2:
+                    # the grader's own stack was deep already (redteam36 F4b: nested checks), not a reply nested deep
+                    raise self._grader_error(what, f"RecursionError: gradcheck's own calls were {depth} deep when it "
+                                                   f"read the reply, of Python's limit {sys.getrecursionlimit()}",
+                                             memory=False) from exc
+                self._fail(paragraph(f"{what}: the sandbox process sent {exc or type(exc).__name__} and was stopped.",
+                                     "Does the code write to file descriptors it does not own?"), "protocol")
+        finally:
+            _request_began(None)
         self._req_wall += self._replied - self._req_t0
         _charge_request(self._replied - self._req_t0)
         self._cpu_by_reply = self._call_cpu[0] + self._replied - self._call_cpu[1]  # (one thread: CPU <= wall)

@@ -18,9 +18,10 @@ from gradcheck.sandbox import support
 
 
 def _timeout(marker, grading_timeout=3.0):
-    mark = None if marker is None else types.SimpleNamespace(args=(marker,))
+    mark = None if marker is None else types.SimpleNamespace(name="timeout", args=(marker,), kwargs={})
     item = types.SimpleNamespace(get_closest_marker=lambda name: mark if name == "timeout" else None,
-                                 config=types.SimpleNamespace(getoption=lambda name: grading_timeout))
+                                 iter_markers=lambda name: iter([mark] if mark and name == "timeout" else []),
+                                 nodeid="t.py::test_x", config=types.SimpleNamespace(getoption=lambda name: grading_timeout))
     return plugin.Student(None, item).timeout
 
 
@@ -32,9 +33,9 @@ def test_the_marker_is_the_test_s_limit_above_and_below_the_option():
 
 @pytest.mark.parametrize("bad", [0, -1, "5", float("nan"), float("inf"), True])
 def test_a_marker_that_is_not_a_positive_number_is_the_test_s_mistake(bad):
-    with pytest.raises(pytest.UsageError, match=r"timeout\(seconds\) needs a number of seconds > 0"):
-        plugin._marker_timeout(types.SimpleNamespace(nodeid="t.py::test_x", get_closest_marker=lambda name: (
-            types.SimpleNamespace(args=(bad,)) if name == "timeout" else None)))
+    with pytest.raises(pytest.UsageError, match=r"timeout\(seconds\) needs a number of seconds >= 0.01"):
+        plugin._marker_timeout(types.SimpleNamespace(nodeid="t.py::test_x", iter_markers=lambda name: iter(
+            [types.SimpleNamespace(name="timeout", args=(bad,), kwargs={})] if name == "timeout" else [])))
 
 
 TESTS = '''

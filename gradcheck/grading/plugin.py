@@ -362,6 +362,15 @@ class SandboxStartFailure(Exception):
     """The sandbox could not start, before any of the student's code ran (the grader's setup failed)."""
 
 
+def failed(store: dict, key: Any, timeout: float) -> Exception | None:
+    """The failure kept in ``store`` (``_SandboxHolder.import_failures``, ``load_failures``: ``{key: (error, the
+    per-call limit it had)}``) for ``key``, to be raised again without running anything; None when there is none, or
+    when it was a timeout under a smaller limit than this test's ``timeout`` (verify45b F9: a test's timeout(10) lost
+    its 5 points as an earlier test's timeout(1) had timed out the same constructor of 1.5 s)."""
+    exc, limit = store.get(key, (None, 0.0))
+    return exc if exc is not None and (getattr(exc, "reason", None) != "timeout" or timeout <= limit) else None
+
+
 class _SandboxHolder:
     """The session's sandbox for the submission (a fresh one after a timeout or crash: ``starts``,
     ``level``). A file whose import timed out or ended the sandbox is not imported again: its
@@ -371,9 +380,11 @@ class _SandboxHolder:
         self.config, self.submission = config, submission
         self.sandbox, self._root, self.level, self.starts = None, None, None, 0
         self.notes: list[str] = []
-        self.import_failures: dict[str, Exception] = {}
-        #: a load that timed out (its constructor or its probe forward), by file, class, kind and arguments
-        self.load_failures: dict[tuple[str, str, str, str], Exception] = {}
+        #: a file whose import timed out or ended the sandbox, and the per-call limit it had (s)
+        self.import_failures: dict[str, tuple[Exception, float]] = {}
+        #: a load that timed out (its constructor or its probe forward), by file, class, kind and arguments, and the
+        #: per-call limit it had (s)
+        self.load_failures: dict[tuple, tuple[Exception, float]] = {}
         self._imported: set[str] = set()  # files imported in the current sandbox
         self.refused: dict[str, str] = {}
         self._walked: list[tuple[str, str, int]] | None = None  # (relative name, path, size) of each .py file
@@ -602,7 +613,7 @@ class _SandboxHolder:
         anything, for every later test."""
         from ..sandbox import SandboxError
 
-        first = self.import_failures.get(file)
+        first = failed(self.import_failures, file, timeout)
         if first is not None:
             raise SandboxError(f"{marked(first)} This happened when {code(file)} was first imported, in an earlier "
                                f"test; it is not imported again (each attempt would fail the same way), so every "
@@ -613,7 +624,7 @@ class _SandboxHolder:
                 sb.import_file(file)
             except SandboxError as exc:
                 if exc.reason in ("timeout", "signal", "exit"):
-                    self.import_failures[file] = exc
+                    self.import_failures[file] = (exc, timeout)
                 raise
             self._imported.add(file)
         return sb
@@ -657,23 +668,62 @@ def _gradcheck_sandboxes(pytestconfig: pytest.Config, submission_dir: Path):
     holder.close()
 
 
+#: The smallest ``timeout(seconds)`` marker taken (s): below it no call into Python code finishes (verify45b F5: a
+#: timeout(1e-300) gave every student 0, "importing layers.py did not finish within 1e-300 s").
+MARKER_FLOOR = 0.01
+
+#: pytest-timeout's ``timeout`` marker's ``method`` values: how it stops a test; the grader stops each call into the
+#: submission's sandbox itself, so they are read (checked) and change nothing.
+_TIMEOUT_METHODS = ("signal", "thread")
+
+
 def _marker_timeout(item: pytest.Item) -> float | None:
     """The seconds of ``item``'s ``timeout(seconds)`` marker, None without one: the limit of each call into the
     student's code in that test, whatever ``--grading-timeout`` (``gradcheck grade --timeout``, the limit of a test
     without a marker) says. Until session 45 the option capped the marker, so a test's ``timeout(5)`` graded at the
-    default 3 s unless the staff also passed ``--timeout 5`` (staff45 F1).
+    default 3 s unless the staff also passed ``--timeout 5`` (staff45 F1). pytest-timeout's spelling is read too:
+    ``timeout(timeout=10)``, ``method=`` (``"signal"``/``"thread"``) and ``func_only=`` (a bool), positional or by
+    keyword; those two say how pytest-timeout stops a whole test and change nothing here. Every ``timeout`` marker
+    of the test, its file's and its class's included, must be right, and a test, class or file may carry one
+    (the closest is the test's limit).
 
     Raises
     ------
     pytest.UsageError
-        The marker's value is not a finite number of seconds > 0 (the test's mistake, refused at collection).
+        A marker without a number of seconds, of one below :data:`MARKER_FLOOR` or not finite, of an argument
+        pytest-timeout does not take (``seconds=10``), or two on one node (the test's mistake, refused at collection;
+        verify45b F4, F5: such markers were taken silently, or their value ignored).
     """
-    m = item.get_closest_marker("timeout")
-    if m is None or not m.args:
-        return None
-    v = m.args[0]
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < math.inf:
-        raise pytest.UsageError(f"{item.nodeid}: timeout(seconds) needs a number of seconds > 0; got {m.args}.")
+    for node in item.listchain() if hasattr(item, "listchain") else ():
+        if len(mine := [m for m in getattr(node, "own_markers", ()) if m.name == "timeout"]) > 1:
+            raise pytest.UsageError(f"{item.nodeid}: {len(mine)} timeout(seconds) markers on {node.nodeid or node.name}"
+                                    f": {', '.join(_marker_text(m) for m in mine)}; give it one.")
+    seconds = [_marker_seconds(m, item.nodeid) for m in item.iter_markers("timeout")]
+    return seconds[0] if seconds else None
+
+
+def _marker_text(m: Any) -> str:
+    """``timeout(10, method='thread')``: how marker ``m`` was written."""
+    return f"timeout({', '.join([*map(repr, m.args), *(f'{k}={v!r}' for k, v in m.kwargs.items())])})"
+
+
+def _marker_seconds(m: Any, nodeid: str) -> float:
+    """The seconds of one ``timeout`` marker ``m`` (:func:`_marker_timeout`, which says what is refused)."""
+    names = ("timeout", "method", "func_only")
+    bad = [k for k in m.kwargs if k not in names] or [k for k in names[:len(m.args)] if k in m.kwargs]
+    given = dict(zip(names, m.args)) | dict(m.kwargs)
+    why = (f"{_marker_text(m)} takes pytest-timeout's arguments (timeout, method, func_only); {', '.join(bad)} is "
+           f"not one of them, or is given twice" if bad or len(m.args) > len(names) else
+           f"{_marker_text(m)}: method must be one of {_TIMEOUT_METHODS}" if given.get("method", "signal")
+           not in _TIMEOUT_METHODS else
+           f"{_marker_text(m)}: func_only must be True or False" if not isinstance(given.get("func_only", False), bool)
+           else "")
+    v = given.get("timeout")
+    if not why and (isinstance(v, bool) or not isinstance(v, (int, float)) or not MARKER_FLOOR <= v < math.inf):
+        why = (f"timeout(seconds) needs a number of seconds >= {MARKER_FLOOR:g} (each call into the student's code is "
+               f"limited to it); got {_marker_text(m)}")
+    if why:
+        raise pytest.UsageError(f"{nodeid}: {why}.")
     return float(v)
 
 
@@ -766,7 +816,7 @@ class Student:
         except SandboxError as exc:
             if exc.step != "backward" or exc.reason not in ("signal", "exit", "timeout"):
                 raise
-            self._holder.load_failures.setdefault(key, exc)
+            self._holder.load_failures.setdefault(key, (exc, self.timeout))
             if not obj.__dict__.get("_backward_skipped"):  # once: a test's later checks keep its state (running stats)
                 fresh = reload()
                 obj.__dict__.update({k: v for k, v in fresh.__dict__.items() if k not in ("probed", "init_kwargs")})
@@ -780,7 +830,7 @@ class Student:
         depends on it is not charged to a test that never gave it."""
         from ..sandbox import SandboxError
 
-        if (first := self._holder.load_failures.get(key)) is not None:
+        if (first := failed(self._holder.load_failures, key, self.timeout)) is not None:
             raise SandboxError(f"Not run: {marked(first)} This happened when {code(key[1])} was first loaded with these "
                                f"arguments and input shapes, in an earlier test; it is not run again (the same call "
                                f"would not finish again), so every test that loads it so fails for this reason.",
@@ -789,7 +839,7 @@ class Student:
             return call()
         except SandboxError as exc:
             if exc.reason == "timeout":
-                self._holder.load_failures[key] = exc
+                self._holder.load_failures[key] = (exc, self.timeout)
             raise
 
     def layer(self, file: str, class_name: str, *, targets: Any = None, **init: Any):
@@ -1213,7 +1263,10 @@ def _write_results(config: pytest.Config, exitstatus: int | None) -> None:
         done = {n: e for n, e in results.items() if "score" in e}
         tests = [_row(done[i.nodeid]) if i.nodeid in done else _row({**_entry(i), "fraction": 0.0, "status": "not run"})
                  for i in partial.get("collected", [])]
-        return write_json(Path(path), {**placeholder_results("", seed), "tests": tests})
+        data = {**placeholder_results("", seed), "tests": tests}
+        default = float(config.getoption("--grading-timeout"))  # each test's limit per call, for runner._too_slow
+        data["extra_data"]["call_limits"] = sorted({_marker_timeout(i) or default for i in partial.get("collected", [])})
+        return write_json(Path(path), data)
     holder, grader_error = partial.get("holder"), partial.get("grader_error")
     # a graded test the session stopped before (a grader error) still counts its points (Gradescope's rule)
     unrun = ("Not graded: the autograder stopped before this test (a problem on the grader's side, not in "
@@ -1245,7 +1298,7 @@ def _write_results(config: pytest.Config, exitstatus: int | None) -> None:
                  tests_imports=partial.get("imports", {}),
                  sandbox_starts=holder.starts if holder is not None else 0, pytest_exit_status=int(exitstatus),
                  hidden_sandbox_starts=holder.own_starts if holder is not None else 0,
-                 import_failures={f: e.reason for f, e in holder.import_failures.items()} if holder is not None else {})
+                 import_failures={f: e.reason for f, (e, _) in holder.import_failures.items()} if holder is not None else {})
     if grader_error:
         extra.update(status="grader error", grader_error=grader_error)
     elif holder is not None:

@@ -1365,6 +1365,7 @@ def _grade(sub: Path, tests_p: Path, results: Path, record: dict[str, Any], t0: 
         later = (tmp_p / LATER_TESTS).exists()  # the plugin began the tests shown later (hidden, after the due date)
         ran = (tmp_p / STUDENT_STARTED).exists()  # the plugin started a sandbox: the submission's code ran
     rows = data.get("tests") if isinstance(data, dict) else None  # the rows written so far
+    limits = (data.get("extra_data") or {}).get("call_limits") if isinstance(data, dict) else None
     if timed_out or not isinstance(data, dict) or not isinstance(data.get("extra_data"), dict) or not (
             code in (0, 1) and data["extra_data"].get("complete") or data["extra_data"].get("grader_error")):
         data = None  # (a grader error: stopped on purpose)
@@ -1385,7 +1386,7 @@ def _grade(sub: Path, tests_p: Path, results: Path, record: dict[str, Any], t0: 
     if data is None and timed_out:
         if not _valid_rows(rows):  # stopped before the plugin wrote its rows (a loaded machine): out of its points
             rows = [result_row(n, mx, v, status="not run") for n, mx, v in _collected_rows(str(tests_p.resolve()))]
-        return _too_slow(results, submission_timeout, timeout, seed, record, seconds, key, rows)
+        return _too_slow(results, submission_timeout, _call_limits(limits, timeout), seed, record, seconds, key, rows)
     if data is None:
         how = (f"its pytest process was killed by {_signal_name_of(-code)}" if isinstance(code, int) and code < 0
                else f"pytest exit code {code}")
@@ -1619,12 +1620,15 @@ SUBMISSION_SECONDS = "submission-seconds"
 
 def _uncharged(path: Path, elapsed: float, cap: float) -> float:
     """The grader's own seconds by the :data:`SUBMISSION_SECONDS` file: ``elapsed`` (the grading's wall clock so far)
-    less the submission's requests it says, at most ``cap`` (the limit: a grader that never stops is still stopped);
-    0 when there is no such file (no request made yet: :data:`GRADER_SECONDS` alone says)."""
+    less the submission's requests it says, the one in progress included (its ``time.monotonic()`` start, written
+    after the finished ones' seconds: verify45b F6, an endless call was the grader's time while it ran and so ran
+    twice the limit), at most ``cap`` (the limit: a grader that never stops is still stopped); 0 when there is no such
+    file (no request made yet: :data:`GRADER_SECONDS` alone says)."""
     try:
-        used = float(path.read_text()[:32])
+        used, *since = (float(x) for x in path.read_text()[:64].split()[:2])
     except (OSError, ValueError):
         return 0.0
+    used += max(time.monotonic() - since[0], 0.0) if since and math.isfinite(since[0]) else 0.0
     return min(max(elapsed - used, 0.0), cap) if math.isfinite(used) else 0.0
 
 
@@ -1769,14 +1773,25 @@ def _valid_rows(rows: Any) -> list[dict[str, Any]]:
         if isinstance(rows, list) else []
 
 
-def _too_slow(path: Path, limit: float, timeout: float, seed: int | None, record: dict[str, Any],
+def _call_limits(limits: Any, timeout: float) -> str:
+    """The per-call limit the tests had, for :func:`_too_slow`: ``"5 s"``, or ``"3 to 5 s (each test's own)"``, from the
+    plugin's ``extra_data.call_limits`` (each test's ``timeout(seconds)`` marker, else ``--timeout``), ``timeout``'s
+    when it wrote none (verify45b F7: the message said --timeout's 3 s where every test allowed 5)."""
+    ok = sorted({float(v) for v in limits if isinstance(v, (int, float)) and not isinstance(v, bool) and
+                 0 < v < math.inf}) if isinstance(limits, list) else []
+    return (f"{timeout:g} s" if not ok else f"{ok[0]:g} s" if len(ok) == 1 else
+            f"{ok[0]:g} to {ok[-1]:g} s (each test's own)")
+
+
+def _too_slow(path: Path, limit: float, per_call: str, seed: int | None, record: dict[str, Any],
               seconds: float, key: bytes | None, rows: Any = None) -> SubmissionResult:
     """The submission's own result when its grading passed ``--submission-timeout`` (``limit``):
     0 points out of the assignment's, status "graded" (final: a resumed batch keeps it, the exit
-    code is 0), the message saying so, and a row per test (:func:`_too_slow_rows` of the plugin's
-    ``rows`` so far). The staff's remedy for an overloaded machine is a larger limit and ``--force``."""
+    code is 0), the message saying so (``per_call``: the calls' limit, :func:`_call_limits`), and a row per test
+    (:func:`_too_slow_rows` of the plugin's ``rows`` so far). The staff's remedy for an overloaded machine is a
+    larger limit and ``--force``."""
     msg = (f"Score 0, too slow: the whole submission took more than {limit:g} s to grade and was "
-           f"stopped. Each call into your code is limited to {timeout:g} s, and all of them "
+           f"stopped. Each call into your code is limited to {per_call}, and all of them "
            f"together must finish within {limit:g} s: make forward and backward faster "
            f"(vectorise loops with numpy; no sleeps or waiting).")
     return _zero_result(path, msg, seed, record, seconds, key, "graded", _too_slow_rows(rows, limit), too_slow=True)
