@@ -1,0 +1,82 @@
+"""Session 45's fixes of verify45a's findings (helper fixes45b).
+
+F7: a right layer of several inputs named like an autoprop class whose constructor needs sizes
+(MultiHeadAttention, RNN) crashed in the ``add --twin`` advice after its table (exit 1, no verdict).
+"""
+import pytest
+
+# F7: the right SDPA forward(Q, K, V) of tests/test_fixes45.py and a right RNN forward(x, h0), under the names of
+# autoprop classes whose constructors need sizes (embed_dim, units).
+MULTI = '''
+import numpy as np
+
+class MultiHeadAttention:
+    def __init__(self):
+        self.params, self.grads = {}, {}
+    def forward(self, Q, K, V, training=False):
+        self.c, self.s = (Q, K, V), 1 / np.sqrt(Q.shape[-1])
+        S = Q @ K.transpose(0, 2, 1) * self.s
+        P = np.exp(S - S.max(-1, keepdims=True))
+        self.P = P / P.sum(-1, keepdims=True)
+        return self.P @ V
+    def backward(self, dO):
+        Q, K, V = self.c
+        P = self.P
+        dV, dP = P.transpose(0, 2, 1) @ dO, dO @ V.transpose(0, 2, 1)
+        dS = P * (dP - (dP * P).sum(-1, keepdims=True)) * self.s
+        return dS @ K, dS.transpose(0, 2, 1) @ Q, dV
+
+class RNN:
+    def __init__(self, D=4, H=5):
+        rng = np.random.default_rng(0)
+        self.params = {"Wx": 0.5 * rng.standard_normal((D, H)), "Wh": 0.5 * rng.standard_normal((H, H)),
+                       "b": 0.1 * rng.standard_normal(H)}
+        self.grads = {}
+    def forward(self, x, h0, training=False):
+        Wx, Wh, b = self.params["Wx"], self.params["Wh"], self.params["b"]
+        self.x, self.hs = x, [h0]
+        for t in range(x.shape[1]):
+            self.hs.append(np.tanh(x[:, t] @ Wx + self.hs[-1] @ Wh + b))
+        return np.stack(self.hs[1:], 1)
+    def backward(self, dh):
+        Wx, Wh = self.params["Wx"], self.params["Wh"]
+        x, hs = self.x, self.hs
+        dx = np.zeros_like(x); dWx = np.zeros_like(Wx); dWh = np.zeros_like(Wh); db = np.zeros(Wh.shape[0])
+        dprev = np.zeros_like(hs[0])
+        for t in reversed(range(x.shape[1])):
+            draw = (dh[:, t] + dprev) * (1 - hs[t + 1] ** 2)
+            dx[:, t] = draw @ Wx.T; dWx += x[:, t].T @ draw; dWh += hs[t].T @ draw; db += draw.sum(0)
+            dprev = draw @ Wh.T
+        self.grads = {"Wx": dWx, "Wh": dWh, "b": db}
+        return dx, dprev
+'''
+
+
+@pytest.mark.parametrize("name, shapes", [("MultiHeadAttention", "2,3,4;2,5,4;2,5,3"), ("RNN", "3,6,4;3,5")])
+def test_f7_several_inputs_named_like_a_sized_autoprop_class_pass(tmp_path, name, shapes):
+    from test_cli import both, run_here, student
+
+    p = run_here("check", f"{student(tmp_path, MULTI)}::{name}", "--input-shape", shapes)
+    text = both(p)
+    assert p.returncode == 0 and f"PASS: {name}" in text and "Traceback" not in text, text
+    assert "add --twin to compare" not in text, text  # --twin cannot build it: not advised
+
+
+def test_f7_an_advice_that_raises_leaves_the_verdict(monkeypatch):
+    """An error inside the advice code gives no advice; it never turns a PASS into an internal error."""
+    from types import SimpleNamespace
+
+    import gradcheck._same_function as sf
+    from gradcheck.check_command import _checked_advice
+    from gradcheck.sources import ADD_TWIN
+
+    def boom(*a, **k):
+        raise TypeError("planted")
+
+    monkeypatch.setattr(sf, "twin_advice", boom)
+    monkeypatch.setattr(sf, "reference_advice", boom)
+    result = SimpleNamespace(twin_note=ADD_TWIN, records=[])
+    diag = SimpleNamespace(passed=True, result=result, other_modes=[], findings=[])
+    args = SimpleNamespace(tape=False, seed=0, reference=None)
+    assert _checked_advice(args, object(), "Tanh", None, (4, 3), diag) is None  # no exception, no advice
+    assert result.twin_note == ADD_TWIN
