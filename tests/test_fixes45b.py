@@ -80,3 +80,71 @@ def test_f7_an_advice_that_raises_leaves_the_verdict(monkeypatch):
     args = SimpleNamespace(tape=False, seed=0, reference=None)
     assert _checked_advice(args, object(), "Tanh", None, (4, 3), diag) is None  # no exception, no advice
     assert result.twin_note == ADD_TWIN
+
+
+# F1: the batch-independence probe missed a right self-attention's row coupling at X + c and X - c in 4-22 of 40
+# draws (rows added to the batch never win a saturated softmax), and the stacked scan FAILed the right layer's dX.
+def _self_attention(causal):
+    import numpy as np
+
+    def forward(X):
+        n, d = X.shape
+        S = X @ X.T / np.sqrt(d)
+        if causal:
+            S = np.where(np.tril(np.ones((n, n), bool)), S, -np.inf)
+        P = np.exp(S - S.max(-1, keepdims=True))
+        return P / P.sum(-1, keepdims=True) @ X
+    return forward
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("c", [-1e6, -100.0, 100.0, 1e6])
+def test_f1_probe_sees_attention_coupling_in_every_draw(causal, c):
+    import numpy as np
+
+    from gradcheck.numerical import batch_independent
+
+    f = _self_attention(causal)
+    seen = [batch_independent(f, [np.random.default_rng(s).standard_normal((5, 6)) + c])[0] for s in range(40)]
+    assert not any(seen), [s for s, ok in enumerate(seen) if ok]
+
+
+def test_f1_right_attention_of_a_missed_draw_passes_against_autograd():
+    """verify45a's case: X = N(0, 1) seed 3 (5, 6) + 100; the backward agrees with HIPS autograd, and check_layer
+    (batched auto) PASSes it, as the element loop does."""
+    import autograd.numpy as anp
+    import numpy as np
+    from autograd import grad
+
+    from gradcheck import check_layer
+
+    class SelfAttention:
+        params: dict = {}
+        grads: dict = {}
+
+        def forward(self, X, training=False):
+            self.X = X
+            S = X @ X.T / np.sqrt(X.shape[-1])
+            P = np.exp(S - S.max(-1, keepdims=True))
+            self.P = P / P.sum(-1, keepdims=True)
+            return self.P @ X
+
+        def backward(self, dY):
+            X, P = self.X, self.P
+            dP = dY @ X.T
+            dS = P * (dP - (dP * P).sum(-1, keepdims=True)) / np.sqrt(X.shape[-1])
+            return P.T @ dY + dS @ X + dS.T @ X
+
+    def loss(X, G):
+        S = X @ X.T / np.sqrt(X.shape[-1])
+        P = anp.exp(S - anp.max(S, -1, keepdims=True))
+        return anp.sum((P / anp.sum(P, -1, keepdims=True) @ X) * G)
+
+    X = np.random.default_rng(3).standard_normal((5, 6)) + 100.0
+    G = np.random.default_rng(0).standard_normal((5, 6))
+    lay = SelfAttention()
+    lay.forward(X.copy())
+    dX, ref = lay.backward(G), grad(loss)(X, G)
+    assert np.abs(dX - ref).max() <= 1e-10 * np.abs(ref).max()  # measured 7e-13
+    r = check_layer(SelfAttention(), X.copy(), twin=None, mode="full", upstream=G)
+    assert r.passed, r.table()
