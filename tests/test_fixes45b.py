@@ -148,3 +148,44 @@ def test_f1_right_attention_of_a_missed_draw_passes_against_autograd():
     assert np.abs(dX - ref).max() <= 1e-10 * np.abs(ref).max()  # measured 7e-13
     r = check_layer(SelfAttention(), X.copy(), twin=None, mode="full", upstream=G)
     assert r.passed, r.table()
+
+
+# F5: CS231n's rnn (x (N, T, D), h0 (N, H), Wx (D, H), Wh (H, H)) with db divided by T lost its "extra 1/T" reading
+# when H == T: h0, Wx and Wh also had x's axis-1 size on their axis 1, as Andrew Ng's a0 (n_a, m) has.
+CS231N_RNN = '''
+import numpy as np
+
+def rnn_forward(x, h0, Wx, Wh, b):
+    N, T, D = x.shape
+    h, prev, cache = np.zeros((N, T, Wh.shape[0])), h0, []
+    for t in range(T):
+        nxt = np.tanh(x[:, t] @ Wx + prev @ Wh + b)
+        cache.append((x[:, t], prev, nxt))
+        h[:, t], prev = nxt, nxt
+    return h, (cache, Wx, Wh)
+
+def rnn_backward(dh, cache):
+    steps, Wx, Wh = cache
+    N, T, H = dh.shape
+    dx, dWx, dWh, db = np.zeros((N, T, Wx.shape[0])), np.zeros_like(Wx), np.zeros_like(Wh), np.zeros(H)
+    dprev = np.zeros((N, H))
+    for t in reversed(range(T)):
+        xt, prev, nxt = steps[t]
+        draw = (dh[:, t] + dprev) * (1 - nxt ** 2)
+        dx[:, t] = draw @ Wx.T
+        dWx += xt.T @ draw
+        dWh += prev.T @ draw
+        db += draw.sum(0) / T
+        dprev = draw @ Wh.T
+    return dx, dprev, dWx, dWh, db
+'''
+
+
+def test_f5_cs231n_rnn_with_hidden_size_equal_to_t_keeps_the_1_over_t_reading(tmp_path):
+    from test_cli import both, run_here, student
+
+    p = run_here("check", f"{student(tmp_path, CS231N_RNN, 'rnn_layers.py')}::rnn", "--input-shape", "3,5,4;3,5;4,5;5,5;5")
+    text = " ".join(both(p).split())
+    assert p.returncode == 1 and "FAIL: rnn: gradient mismatch in db" in text, text
+    assert "db is 5 times too small: an extra 1/T (T = 5, the time steps on axis 1 of x (3, 5, 4)" in text, text
+    assert "H*W" not in text, text
