@@ -189,3 +189,32 @@ def test_f5_cs231n_rnn_with_hidden_size_equal_to_t_keeps_the_1_over_t_reading(tm
     assert p.returncode == 1 and "FAIL: rnn: gradient mismatch in db" in text, text
     assert "db is 5 times too small: an extra 1/T (T = 5, the time steps on axis 1 of x (3, 5, 4)" in text, text
     assert "H*W" not in text, text
+
+
+# F2: the "--targets labels:K" way out was given only when the labels were the first key of --init.
+TEMPORAL = '''
+import numpy as np
+
+def temporal_softmax_loss(x, y, mask, verbose=False):
+    N, T, V = x.shape
+    x_flat, y_flat, mask_flat = x.reshape(N * T, V), y.reshape(N * T), mask.reshape(N * T)
+    probs = np.exp(x_flat - np.max(x_flat, axis=1, keepdims=True))
+    probs /= np.sum(probs, axis=1, keepdims=True)
+    loss = -np.sum(mask_flat * np.log(probs[np.arange(N * T), y_flat])) / N
+    dx_flat = probs.copy()
+    dx_flat[np.arange(N * T), y_flat] -= 1
+    dx_flat /= N
+    dx_flat *= mask_flat[:, None]
+    return loss, dx_flat.reshape(N, T, V)
+'''
+
+
+def test_f2_labels_advice_whatever_the_order_of_init(tmp_path):
+    from test_cli import both, run_here, student
+
+    init = '{"mask": [[1, 1, 0], [1, 0, 0]], "y": [[0.0, 1, 3], [2, 2, 0]]}'  # 0.0: float64 labels
+    p = run_here("check", f"{student(tmp_path, TEMPORAL, 'losses.py')}::temporal_softmax_loss", "--loss",
+                 "--input-shape", "2,3,4", "--init", init)
+    text = " ".join(both(p).split())
+    assert p.returncode == 3 and "y: float64 array of shape (2, 3) of whole numbers" in text, text
+    assert "leave y out of --init and draw it with --targets labels:K" in text, text
