@@ -218,3 +218,21 @@ def test_f2_labels_advice_whatever_the_order_of_init(tmp_path):
     text = " ".join(both(p).split())
     assert p.returncode == 3 and "y: float64 array of shape (2, 3) of whole numbers" in text, text
     assert "leave y out of --init and draw it with --targets labels:K" in text, text
+
+
+# F6: the plain-SGD fast path of apply_gradients skipped an _update_all set on the instance (main called it).
+def test_f6_apply_gradients_calls_an_update_all_set_on_the_instance():
+    import numpy as np
+
+    from autoprop import Variable
+    from autoprop.optimizers import SGD
+
+    v = Variable(np.array([1.0, 2.0]))
+    o, seen = SGD(0.1), []
+    o._update_all = lambda grads, variables, *a, **k: seen.append([np.asarray(g) for g in grads])
+    o.apply_gradients([(np.array([0.5, -1.0]), v)])
+    assert len(seen) == 1 and np.array_equal(seen[0][0], [0.5, -1.0])
+    assert np.array_equal(v.numpy(), [1.0, 2.0])  # the instance's update (none here), not the base's
+    o2, w = SGD(0.1), Variable(np.array([1.0, 2.0]))
+    o2.apply_gradients([(np.array([0.5, -1.0]), w)])
+    assert np.array_equal(w.numpy(), [1.0 - 0.1 * 0.5, 2.0 + 0.1 * 1.0]) and o2.iterations == 1
