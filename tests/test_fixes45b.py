@@ -3,6 +3,7 @@
 F7: a right layer of several inputs named like an autoprop class whose constructor needs sizes
 (MultiHeadAttention, RNN) crashed in the ``add --twin`` advice after its table (exit 1, no verdict).
 """
+import numpy as np
 import pytest
 
 # F7: the right SDPA forward(Q, K, V) of tests/test_fixes45.py and a right RNN forward(x, h0), under the names of
@@ -236,3 +237,43 @@ def test_f6_apply_gradients_calls_an_update_all_set_on_the_instance():
     o2, w = SGD(0.1), Variable(np.array([1.0, 2.0]))
     o2.apply_gradients([(np.array([0.5, -1.0]), w)])
     assert np.array_equal(w.numpy(), [1.0 - 0.1 * 0.5, 2.0 + 0.1 * 1.0]) and o2.iterations == 1
+
+
+# F3: exp(x - c) at X + c, c = 1e8: the step eps * |x| = 600 makes the one-sided quotients 1e261 apart; the kink
+# test widened "the manual value lies between them" by rtol of |lo| + |hi|, so a sign-flipped backward was excused
+# at every entry and PASSed. Each end is now widened by the tolerance at that end.
+class _ExpShifted:
+    params: dict = {}
+    grads: dict = {}
+
+    def __init__(self, c, sign=1.0):
+        self.c, self.sign = c, sign
+
+    def forward(self, X, training=False):
+        self.Y = np.exp(X - self.c)
+        return self.Y
+
+    def backward(self, dY):
+        return self.sign * dY * self.Y  # d/dx exp(x - c) = exp(x - c)
+
+
+@pytest.mark.parametrize("c", [1e7, 1e8])
+def test_f3_sign_flipped_exp_far_from_zero_is_not_excused_as_kinks(c):
+    from gradcheck import check_layer
+
+    X = np.random.default_rng(0).standard_normal((5, 6)) + c
+    G = np.random.default_rng(1).standard_normal((5, 6))
+    r = check_layer(_ExpShifted(c, -1.0), X.copy(), twin=None, mode="full", upstream=G)
+    assert not r.passed, r.table()
+
+
+def test_f3_kink_between_each_end_own_tolerance():
+    from gradcheck.compare import kink_mask
+
+    lo, hi = np.array([1.0]), np.array([1e261])
+    # a value below lo, by far more than rtol of lo: not between (was, by rtol * 1e261)
+    assert not kink_mask(np.array([-1.0]), (lo + hi) / 2, hi, lo, rtol=1e-6, atol=1e-9).any()
+    # relu'(0) = 0 between the one-sided quotients 0 and 1 (and at either end to the tolerance): still a kink
+    z, one = np.array([0.0]), np.array([1.0])
+    for a in (0.0, 1.0, 1.0 + 5e-7, 0.5):
+        assert kink_mask(np.array([a]), np.array([0.3]), one, z, rtol=1e-6, atol=1e-9).all(), a
