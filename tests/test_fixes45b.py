@@ -6,26 +6,10 @@ F7: a right layer of several inputs named like an autoprop class whose construct
 import numpy as np
 import pytest
 
-# F7: the right SDPA forward(Q, K, V) of tests/test_fixes45.py and a right RNN forward(x, h0), under the names of
-# autoprop classes whose constructors need sizes (embed_dim, units).
+# F7: a right RNN forward(x, h0), and the right SDPA forward(Q, K, V) of tests/test_fixes45.py, under the names of
+# autoprop classes whose constructors need sizes (units, embed_dim).
 MULTI = '''
 import numpy as np
-
-class MultiHeadAttention:
-    def __init__(self):
-        self.params, self.grads = {}, {}
-    def forward(self, Q, K, V, training=False):
-        self.c, self.s = (Q, K, V), 1 / np.sqrt(Q.shape[-1])
-        S = Q @ K.transpose(0, 2, 1) * self.s
-        P = np.exp(S - S.max(-1, keepdims=True))
-        self.P = P / P.sum(-1, keepdims=True)
-        return self.P @ V
-    def backward(self, dO):
-        Q, K, V = self.c
-        P = self.P
-        dV, dP = P.transpose(0, 2, 1) @ dO, dO @ V.transpose(0, 2, 1)
-        dS = P * (dP - (dP * P).sum(-1, keepdims=True)) * self.s
-        return dS @ K, dS.transpose(0, 2, 1) @ Q, dV
 
 class RNN:
     def __init__(self, D=4, H=5):
@@ -55,9 +39,13 @@ class RNN:
 
 @pytest.mark.parametrize("name, shapes", [("MultiHeadAttention", "2,3,4;2,5,4;2,5,3"), ("RNN", "3,6,4;3,5")])
 def test_f7_several_inputs_named_like_a_sized_autoprop_class_pass(tmp_path, name, shapes):
-    from test_cli import both, run_here, student
+    import inspect
 
-    p = run_here("check", f"{student(tmp_path, MULTI)}::{name}", "--input-shape", shapes)
+    from test_cli import both, run_here, student
+    from test_fixes45 import SDPA  # the right softmax(Q K^T / sqrt d) V
+
+    src = MULTI + inspect.getsource(SDPA).replace("class SDPA:", "class MultiHeadAttention:")
+    p = run_here("check", f"{student(tmp_path, src)}::{name}", "--input-shape", shapes)
     text = both(p)
     assert p.returncode == 0 and f"PASS: {name}" in text and "Traceback" not in text, text
     assert "add --twin to compare" not in text, text  # --twin cannot build it: not advised
@@ -86,7 +74,6 @@ def test_f7_an_advice_that_raises_leaves_the_verdict(monkeypatch):
 # F1: the batch-independence probe missed a right self-attention's row coupling at X + c and X - c in 4-22 of 40
 # draws (rows added to the batch never win a saturated softmax), and the stacked scan FAILed the right layer's dX.
 def _self_attention(causal):
-    import numpy as np
 
     def forward(X):
         n, d = X.shape
@@ -101,7 +88,6 @@ def _self_attention(causal):
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("c", [-1e6, -100.0, 100.0, 1e6])
 def test_f1_probe_sees_attention_coupling_in_every_draw(causal, c):
-    import numpy as np
 
     from gradcheck.numerical import batch_independent
 
@@ -114,32 +100,13 @@ def test_f1_right_attention_of_a_missed_draw_passes_against_autograd():
     """verify45a's case: X = N(0, 1) seed 3 (5, 6) + 100; the backward agrees with HIPS autograd, and check_layer
     (batched auto) PASSes it, as the element loop does."""
     import autograd.numpy as anp
-    import numpy as np
     from autograd import grad
+    from test_fixes45 import SelfAttention, _attn  # the right layer, and its forward for autograd
 
     from gradcheck import check_layer
 
-    class SelfAttention:
-        params: dict = {}
-        grads: dict = {}
-
-        def forward(self, X, training=False):
-            self.X = X
-            S = X @ X.T / np.sqrt(X.shape[-1])
-            P = np.exp(S - S.max(-1, keepdims=True))
-            self.P = P / P.sum(-1, keepdims=True)
-            return self.P @ X
-
-        def backward(self, dY):
-            X, P = self.X, self.P
-            dP = dY @ X.T
-            dS = P * (dP - (dP * P).sum(-1, keepdims=True)) / np.sqrt(X.shape[-1])
-            return P.T @ dY + dS @ X + dS.T @ X
-
     def loss(X, G):
-        S = X @ X.T / np.sqrt(X.shape[-1])
-        P = anp.exp(S - anp.max(S, -1, keepdims=True))
-        return anp.sum((P / anp.sum(P, -1, keepdims=True) @ X) * G)
+        return anp.sum(_attn(X, anp) * G)
 
     X = np.random.default_rng(3).standard_normal((5, 6)) + 100.0
     G = np.random.default_rng(0).standard_normal((5, 6))
@@ -193,25 +160,11 @@ def test_f5_cs231n_rnn_with_hidden_size_equal_to_t_keeps_the_1_over_t_reading(tm
 
 
 # F2: the "--targets labels:K" way out was given only when the labels were the first key of --init.
-TEMPORAL = '''
-import numpy as np
-
-def temporal_softmax_loss(x, y, mask, verbose=False):
-    N, T, V = x.shape
-    x_flat, y_flat, mask_flat = x.reshape(N * T, V), y.reshape(N * T), mask.reshape(N * T)
-    probs = np.exp(x_flat - np.max(x_flat, axis=1, keepdims=True))
-    probs /= np.sum(probs, axis=1, keepdims=True)
-    loss = -np.sum(mask_flat * np.log(probs[np.arange(N * T), y_flat])) / N
-    dx_flat = probs.copy()
-    dx_flat[np.arange(N * T), y_flat] -= 1
-    dx_flat /= N
-    dx_flat *= mask_flat[:, None]
-    return loss, dx_flat.reshape(N, T, V)
-'''
 
 
 def test_f2_labels_advice_whatever_the_order_of_init(tmp_path):
     from test_cli import both, run_here, student
+    from test_model_gradients_s45 import TEMPORAL  # CS231n's temporal_softmax_loss(x, y, mask)
 
     init = '{"mask": [[1, 1, 0], [1, 0, 0]], "y": [[0.0, 1, 3], [2, 2, 0]]}'  # 0.0: float64 labels
     p = run_here("check", f"{student(tmp_path, TEMPORAL, 'losses.py')}::temporal_softmax_loss", "--loss",
@@ -223,7 +176,6 @@ def test_f2_labels_advice_whatever_the_order_of_init(tmp_path):
 
 # F6: the plain-SGD fast path of apply_gradients skipped an _update_all set on the instance (main called it).
 def test_f6_apply_gradients_calls_an_update_all_set_on_the_instance():
-    import numpy as np
 
     from autoprop import Variable
     from autoprop.optimizers import SGD
