@@ -1195,7 +1195,7 @@ def _apply_event(opt, variables, *grads):
     nothing then), takes ``apply_gradients`` on Tensors, which writes the message."""
     cls = type(opt)
     if (variables and not _optim._APPLY_HOOKS and cls.apply_gradients is _APPLY_GRADIENTS
-            and cls._update_all is _UPDATE_ALL and _optim._plain_sgd(opt)):
+            and _optim._base_update_all(opt) and _optim._plain_sgd(opt)):
         sgd_on = _optim._SGD_ON.get(type(variables[0]))
         if sgd_on is not None and sgd_on(opt.learning_rate, grads, variables):
             opt.iterations += 1  # (as apply_gradients after its update)
@@ -1206,7 +1206,7 @@ def _apply_event(opt, variables, *grads):
     type(opt).apply_gradients(opt, pairs)
 
 
-_APPLY_GRADIENTS, _UPDATE_ALL = _optim.Optimizer.apply_gradients, _optim.Optimizer._update_all
+_APPLY_GRADIENTS = _optim.Optimizer.apply_gradients
 
 
 @np.errstate(divide="ignore", invalid="ignore")  # (as the reverse walk, tape._backward)

@@ -192,8 +192,12 @@ def _twin_sizes_advice(layer, init, shape, seed: int) -> str | None:
 
     cname = type(layer).__name__
     cls = getattr(autoprop.layers, cname, None)
-    if not isinstance(shape, (tuple, list)) or not isinstance(cls, type):
+    if not isinstance(cls, type):
         return None
+    if not isinstance(shape, (tuple, list)) or not shape or not all(isinstance(s, int) for s in shape):
+        # several inputs (verify45a F7: a forward(Q, K, V) named MultiHeadAttention): no sizes are tried
+        return (f"autoprop's {cls.__name__} cannot be built from {cname} with this check's arguments, so --twin is "
+                "not suggested")
     try:
         ps = inspect.signature(cls).parameters.values()
     except (TypeError, ValueError):

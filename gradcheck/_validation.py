@@ -954,7 +954,7 @@ def objective_given(protocol: dict, y_pred: Any, pred: str) -> str:
     yp = np.asarray(y_pred)
     given = [str(w) for w in protocol.get("fixed") or []]
     fixed = "; ".join(given)
-    second = given[0].split(":")[0] if given and given[0].endswith(" of whole numbers") else None
+    second = next((w.split(":")[0] for w in given if w.endswith(" of whole numbers")), None)  # verify45a F2: any key
     labels = (f" Integer labels of more than one axis ({second}, as CS231n's temporal_softmax_loss(x, y, mask) takes "
               f"y (N, T)) cannot come from --init, whose nested lists are float64: leave {second} out of --init and "
               f"draw it with --targets labels:K (K classes, of {pred}'s shape without its last axis).") if second else ""

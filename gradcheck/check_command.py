@@ -390,15 +390,24 @@ def _checked_advice(args, layer, cname: str, init, shape, diag) -> str | None:
     if not diag.passed or getattr(args, "tape", False):
         return None
     results = [d.result for d in [diag, *diag.other_modes] if d.result is not None]
-    if any(r.twin_note == ADD_TWIN for r in results) and (note := twin_advice(layer, init, shape, args.seed)):
+    if any(r.twin_note == ADD_TWIN for r in results) and (note := _safely(twin_advice, layer, init, shape, args.seed)):
         for r in results:
             r.twin_note = note if r.twin_note == ADD_TWIN else r.twin_note
     hint = _reference_hint(cname)
     if "manualprop.NAME" in hint or _forward_compared(diag) or args.reference:
         return None
     spec = hint.removeprefix("--reference ")
-    return reference_advice(layer, cname, spec, lambda own: build_reference(spec, init, args.seed, layer, cname, own),
-                            shape, args.seed)
+    return _safely(reference_advice, layer, cname, spec,
+                   lambda own: build_reference(spec, init, args.seed, layer, cname, own), shape, args.seed)
+
+
+def _safely(advice, *args):
+    """``advice(*args)``, or None (the advice left as it was) where the advice code itself raises: an advice never
+    changes a verdict or its exit code (verify45a F7: a drawn input of several shapes crashed a PASS)."""
+    try:
+        return advice(*args)
+    except Exception:  # noqa: BLE001 - advice only; the verdict stands
+        return None
 
 
 #: The start of :func:`gradcheck._validation.layer_params`'s warning of float32 parameters ("Linear.W is float32; it is

@@ -254,7 +254,7 @@ def kink_mask(analytic: np.ndarray, numerical: np.ndarray, d_plus: np.ndarray | 
     """Elements at a kink: failing, with one-sided quotients that disagree, and the analytic value between them.
 
     ``d_plus`` and ``d_minus`` differ by over 1% (a smooth function's by about ``h |f''|``) and the
-    analytic value lies between them, widened by the tolerance (``relu'(0)`` in [0, 1]; case C28: relu
+    analytic value lies between them, each end widened by the tolerance there (``relu'(0)`` in [0, 1]; case C28: relu
     at ``x = 1e-4``, ``h = 5e-3``: ``d_plus = 1``, ``d_minus = 0.02``, central 0.51). None: no kinks.
     """
     a = np.asarray(analytic, dtype=np.float64)
@@ -264,8 +264,10 @@ def kink_mask(analytic: np.ndarray, numerical: np.ndarray, d_plus: np.ndarray | 
         fails = relative_error(a, numerical, tiny=np.maximum(np.asarray(atol, dtype=np.float64) / rtol, _TINY)) > rtol
         lo, hi = np.minimum(d_plus, d_minus), np.maximum(d_plus, d_minus)
         asym = (hi - lo) > 0.01 * (np.abs(d_plus) + np.abs(d_minus)) + 10 * atol
-        slack = rtol * (np.abs(lo) + np.abs(hi)) + atol
-        between = (a >= lo - slack) & (a <= hi + slack)
+        # each end widened by the tolerance at that end (verify45a F3: widened by rtol of |lo| + |hi|, a one-sided
+        # quotient of 1e261 at a step of 600 on exp(x - 1e8) made every value "between", a sign flip included)
+        between = ((a >= lo - (rtol * (np.abs(a) + np.abs(lo)) + atol))
+                   & (a <= hi + (rtol * (np.abs(a) + np.abs(hi)) + atol)))
     return np.nan_to_num(fails & asym & between, nan=0).astype(bool)
 
 

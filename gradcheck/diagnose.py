@@ -5641,18 +5641,31 @@ def _axis1_role(L: _Layer) -> tuple[str, str]:
     H)`` X's axis-2 size on its axis 0) or "batch" (Andrew Ng's ``(n_x, m, T_x)``: ``a0 (n_a, m)`` has X's axis-1
     size on its axis 1, ``Wax (n_a, n_x)`` X's axis-0 size on its axis 1); ``("", "")`` when none tells or they
     disagree (students45 F4: Ng's rnn with a db averaged over m was read as "an extra 1/T" with a fix for the
-    other layout). A function pair's weights are inputs, so inputs and weights are read alike."""
+    other layout). A function pair's weights are inputs, so inputs and weights are read alike.
+
+    Only unambiguous clues count (verify45a F5: CS231n's h0 (N, H), Wx (D, H) and Wh (H, H) with H == T also had
+    x's axis-1 size on their axis 1): a square array (``Wh (H, H)``, ``Waa (n_a, n_a)``) tells no layout, only the
+    hidden size; where it does, a clue counts only when the array's other axis is that hidden size (H on axis 1 in
+    CS231n's layout, n_a on axis 0 in Ng's); an array that gives clues for both layouts gives none."""
     X, x, said = L.inputs[0], L.names[0], {"time": [], "batch": []}
     n, t, d = X.shape
     rules = ((0, 0, n, n != t, "time", "a state (N, H) holds the batch"),
              (1, 1, t, n != t, "batch", "a state (n_a, m) holds the batch"),
              (0, 2, d, n != d, "time", "a weight (D, H) takes the features"),
              (1, 0, n, n != d, "batch", "a weight (n_a, n_x) takes the features"))
-    for name, a in [*zip(L.names[1:], L.inputs[1:]), *L.params.items()]:
+    arrays = [(name, a) for name, a in [*zip(L.names[1:], L.inputs[1:]), *L.params.items()] if np.ndim(a) == 2]
+    hidden = {np.shape(a)[0] for _, a in arrays if np.shape(a)[0] == np.shape(a)[1]}
+    for name, a in arrays:
+        if a.shape[0] == a.shape[1]:
+            continue
+        own = {"time": [], "batch": []}
         for ax, x_ax, size, telling, role, where in rules:
-            if np.ndim(a) == 2 and telling and a.shape[ax] == size:
-                said[role].append(f"{name.lstrip('@')} {V.fmt_shape(np.shape(a))} has {x}'s axis-{x_ax} size {size} "
-                                  f"on its axis {ax}, where {where}")
+            if telling and a.shape[ax] == size and (not hidden or a.shape[1 - ax] in hidden):
+                own[role].append(f"{name.lstrip('@')} {V.fmt_shape(np.shape(a))} has {x}'s axis-{x_ax} size {size} "
+                                 f"on its axis {ax}, where {where}")
+        if not (own["time"] and own["batch"]):
+            said["time"] += own["time"]
+            said["batch"] += own["batch"]
     if bool(said["time"]) == bool(said["batch"]):
         return "", ""
     role = "time" if said["time"] else "batch"

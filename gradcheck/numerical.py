@@ -352,13 +352,16 @@ def _concat_inputs(a: Sequence[np.ndarray], b: Sequence[np.ndarray]) -> list[np.
 
 def batch_independent(forward: Callable[..., np.ndarray], inputs: Sequence[np.ndarray],
                       rng: np.random.Generator | None = None,
-                      unperturbed: Callable[[], np.ndarray] | None = None) -> tuple[bool, str]:
+                      unperturbed: Callable[[], np.ndarray] | None = None,
+                      eps: float = DEFAULT_EPS) -> tuple[bool, str]:
     """Whether samples along axis 0 are computed independently: ``(ok, reason why not)``; the rows of
     ``X`` in ``forward([X; Z])`` and ``forward([Z; X])`` must equal ``forward(X)`` to 1e-12 relative
     (``unperturbed()``: ``forward(X)`` when the caller has it). ``Z``: rows drawn around 0 at the size of
     ``max |X|``, and as many drawn around ``X``'s own rows with their spread along axis 0: at ``X + 1e6``
     the rows around 0 never win a self-attention's softmax of ``X X^T``, and it looked per-sample (verify44c
-    F2: the stacked scan then moved element ``p`` of every row at once and a right attention FAILed)."""
+    F2: the stacked scan then moved element ``p`` of every row at once and a right attention FAILed). Then
+    :func:`_alone_agree`: each sample computed alone, and the others' rows unmoved when one sample moves by the
+    scan's step ``eps * max(1, |x|)``."""
     rng = rng or probe_rng(12345)
     if not inputs or any(x.ndim == 0 for x in inputs):
         return False, "an input has no batch axis"
@@ -391,6 +394,44 @@ def batch_independent(forward: Callable[..., np.ndarray], inputs: Sequence[np.nd
     tol = 1e-12 * max(1.0, float(np.abs(Y).max()))
     if np.abs(Y1[:n] - Y).max() > tol or np.abs(Y2[2 * m:] - Y).max() > tol:
         return False, "samples interact (the output of one sample depends on the others)"
+    return _alone_agree(forward, inputs, Y, tol, rng, eps)
+
+
+#: At most this many samples :func:`batch_independent` computes alone (a batch of one) against their rows of the batch.
+ALONE_ROWS = 8
+
+
+def _alone_agree(forward: Callable[..., np.ndarray], inputs: Sequence[np.ndarray], Y: np.ndarray, tol: float,
+                 rng: np.random.Generator, eps: float) -> tuple[bool, str]:
+    """:func:`batch_independent`'s further probes, on each of at most :data:`ALONE_ROWS` samples (drawn): computed
+    alone, a batch of one, it must give its row of ``Y = forward(inputs)``; moved by ``+h`` and by ``-h`` (every
+    element by the scan's step ``h = eps * max(1, |x|)``), the other rows of the batch must stay ``Y``'s, to
+    ``tol``. Rows added to the batch never win a saturated self-attention's softmax at ``X + c`` or ``X - c``
+    (verify45a F1: 4-22 of 40 draws missed), but without the others each row attends to itself alone; and at
+    ``X - 1e6`` the scan's step (6 there) lets one moved row take the others' softmax."""
+    n = Y.shape[0]
+    rows = range(n) if n <= ALONE_ROWS else np.sort(rng.choice(n, ALONE_ROWS, replace=False))
+    floats = [x.dtype.kind == "f" for x in inputs]
+    for i in rows:
+        others = np.arange(n) != i
+        moved = []
+        for sign in (1.0, -1.0):
+            xs = [x.copy() for x in inputs]
+            for x, f in zip(xs, floats):
+                if f:
+                    x[i] += sign * step_sizes(x[i], eps).astype(x.dtype)
+            moved.append(xs)
+        try:
+            Yi = np.asarray(forward(*[x[i:i + 1].copy() for x in inputs]), dtype=np.float64)
+            Ym = [np.asarray(forward(*xs), dtype=np.float64) for xs in moved]
+        except Exception as exc:  # noqa: BLE001 - any failure means "use the element loop"
+            why = exc.__cause__ or exc
+            return False, f"forward on a batch of one sample or a moved sample raised {type(why).__name__}"
+        if Yi.shape != (1,) + Y.shape[1:] or any(y.shape != Y.shape for y in Ym):
+            return False, "the output's axis 0 is not the batch axis"
+        if np.abs(Yi[0] - Y[i]).max() > tol or any(np.abs(y[others] - Y[others]).max(initial=0.0) > tol for y in Ym):
+            return False, ("samples interact (the output of one sample depends on the others: computed alone, or "
+                           f"with sample {i} moved by the step, the outputs differ)")
     return True, ""
 
 
@@ -715,7 +756,7 @@ def layer_numerical_gradients(forward: Callable[..., np.ndarray], X: np.ndarray 
                      f"entry of {names} would be {len(OFFSETS[real])} times its size in one forward "
                      f"(over {STACK_MAX:,} elements), as many forwards as one entry at a time and more memory")
     if stacked and batched is not True:
-        stacked, why = batch_independent(forward, work, unperturbed=unperturbed)
+        stacked, why = batch_independent(forward, work, unperturbed=unperturbed, eps=eps)
         if not stacked and not any(n.startswith("numerical gradient of the inputs: ") and n.endswith(
                 f"not stacked as one batch: {why}") for n in notes):  # tester33 F7: said once, not per scan
             notes.append(f"numerical gradient of the inputs: {how}, not stacked as one batch: {why}")

@@ -110,6 +110,12 @@ def _plain_sgd(opt) -> bool:
             and opt.clipnorm is None and opt.global_clipnorm is None)
 
 
+def _base_update_all(opt) -> bool:
+    """True when ``opt._update_all`` is :meth:`Optimizer._update_all` itself: not a subclass's, nor a function set on
+    the instance (verify45a F6: the plain-SGD fast path skipped an ``_update_all`` set on the instance)."""
+    return getattr(getattr(opt, "_update_all", None), "__func__", None) is Optimizer._update_all
+
+
 def _label(var, i: int) -> str:
     name = getattr(var, "name", None)
     return f"variable #{i}" + (f" ({name!r})" if isinstance(name, str) else "")
@@ -556,11 +562,11 @@ class Optimizer:
                 variables.append(var)
                 if numbers is not None:
                     numbers.append(i)
-        # plain SGD on pairs _SGD_ON takes (every gradient there, no _update_all of a subclass): its checked
+        # plain SGD on pairs _SGD_ON takes (every gradient there, no _update_all of a subclass or the instance): its checked
         # update, as step() takes it, without _update_all's frame (about 1% of a 64-32-10 B16 autoprop step,
         # session 45 of docs/speed.md); a pair it does not take leaves every variable as it was, and
         # _update_all below checks the pairs again and writes the message
-        if not missing and variables and type(self)._update_all is Optimizer._update_all and _plain_sgd(self):
+        if not missing and variables and _base_update_all(self) and _plain_sgd(self):
             sgd_on = _SGD_ON.get(type(variables[0]))
             if sgd_on is not None and sgd_on(self.learning_rate, grads, variables):
                 self.iterations += 1
