@@ -7076,8 +7076,6 @@ def layer_signature(L: _Layer, t: str, m: Any, n: Any, rtol: float, atol: float,
         f = _find("factor-sqrt-d", t, **g)  # tester19s: attention's 1/sqrt(d_k) = 1/2 at a batch of 2
     if f is not None and f.code == "factor" and (g := _factor_attribute(L, m, n)) is not None:
         f = _find(g.pop("code"), t, **g)  # tester20s M10: softmax(x / T) whose backward misses 1/T
-    if f is not None and f.code == "factor" and (g := _size_factor(L, key, m, n)) is not None:
-        f = _find(g[0], t, **g[1])  # outside44: a global average pool's 1/(H*W), an upsampling's sum, sqrt(d_model)
     if f is not None and f.code == "factor" and (g := _sqrt_dk(L, m, n)) is not None:
         f = _find("factor-sqrt-dk", t, **g)  # newuser22: lesson 33's attention_bug.py was "a constant factor"
     if f is not None and f.code in ("factor", "factor-inverse-batch") and (g := _per_layer_m(L, m, n)):
@@ -7092,6 +7090,9 @@ def layer_signature(L: _Layer, t: str, m: Any, n: Any, rtol: float, atol: float,
         f = _find("mask-scale", t, x=L.names[0], eg=eg, **g)  # a constant factor that is a dropout's 1/(1-p)
     if f is not None and f.code == "permuted" and key.startswith("@") and (g := _window_signature(L, key, m0)):
         f = _find(g[0], t, **g[1])  # non-overlapping windows: an argmin's routing is a permutation of argmax's
+    if f is not None and f.code == "factor" and (g := _size_factor(L, key, m, n)) is not None:
+        f = _find(g[0], t, **g[1])  # outside44: a global average pool's 1/(H*W), an upsampling's sum, sqrt(d_model),
+        # after every reading of a named factor (Andrew Ng's 1/m of tester33 was read as a count of axis 1)
     if f is not None:
         return f
     if part is None and (found := _first_found(_DETECTORS, L, t, key, m, n, spent=spent)) is not None:  # they
