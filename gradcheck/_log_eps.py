@@ -47,6 +47,25 @@ def _eps_of(node: ast.AST, names: dict[str, float], limit: float = MAX_EPS) -> t
     return None
 
 
+def _constant_names(tree: ast.AST) -> dict[str, Any]:
+    """``{name: value}`` of the names bound to a constant once in the whole file (``EPS = 1e-7``) and bound nowhere
+    else: a name also bound as a parameter, another assignment (in any scope), an augmented assignment, a loop or
+    ``with`` target, an import or a definition may hold another value where the log reads it (verify45d F2: a module
+    ``EPS = 0.05`` read in a log beside a function's local ``EPS = 1e-7`` was taken for 1e-7 and removed, and the
+    copy passed a forward that computes another loss)."""
+    bound: dict[str, int] = {}
+    for n in ast.walk(tree):
+        ids = ([n.id] if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load) else
+               [n.arg] if isinstance(n, ast.arg) else
+               [n.name] if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else
+               [(a.asname or a.name).split(".")[0] for a in n.names] if isinstance(n, (ast.Import, ast.ImportFrom)) else
+               list(n.names) if isinstance(n, (ast.Global, ast.Nonlocal)) else [])
+        for i in ids:
+            bound[i] = bound.get(i, 0) + 1
+    return {t.id: n.value.value for n in ast.walk(tree) if isinstance(n, ast.Assign) and len(n.targets) == 1
+            and isinstance(t := n.targets[0], ast.Name) and isinstance(n.value, ast.Constant) and bound.get(t.id) == 1}
+
+
 def eps_free_text(text: str, denominators: bool = False,
                   limit: float = MAX_EPS) -> tuple[str, list[float], list[str]] | None:
     """``(source, constants, places)``: ``text`` with ``log(a + c)`` written ``log(a)`` for each small constant ``c``
@@ -58,8 +77,7 @@ def eps_free_text(text: str, denominators: bool = False,
         tree = _pyast.parse(text)
     except SyntaxError:
         return None
-    names = {t.id: n.value.value for n in ast.walk(tree) if isinstance(n, ast.Assign) and len(n.targets) == 1
-             and isinstance(t := n.targets[0], ast.Name) and isinstance(n.value, ast.Constant)}
+    names = _constant_names(tree)
     found: list[float] = []
     places: list[str] = []
 

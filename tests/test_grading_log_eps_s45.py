@@ -8,6 +8,7 @@ their points. One grading run (the grader is CPU-heavy)."""
 
 import json
 
+import pytest
 from test_model_gradients_s45 import DLFS, GRADE_TEST
 
 FUNCTIONS = """
@@ -102,3 +103,24 @@ def test_log_eps_is_read_as_check_reads_it_in_grading(tmp_path):
         assert "with the 1e-07 removed from its log(y + 1e-07)" in got[n]["output"], got[n]["output"]
     assert "- `db2`: **wrong**" in got["TwoLayerNet.gradient, db2 a mean"]["output"]
     assert "dW1, db1, dW2: confirmed by central differences" in got["TwoLayerNet.gradient, db2 a mean"]["output"]
+
+
+@pytest.mark.parametrize("source", [
+    "EPS = 0.05\n\ndef helper(z):\n    EPS = 1e-7\n    return z + EPS\n\ndef loss(p):\n    return -np.log(p + EPS)\n",
+    "eps = 1e-7\n\ndef loss(p, eps=0.05):\n    return -np.log(p + eps)\n",
+    "EPS = 1e-7\nEPS += 0.05\n\ndef loss(p):\n    return -np.log(p + EPS)\n",
+])
+def test_a_name_bound_twice_is_no_small_constant(source):
+    """verify45d F2: a log's eps read through a name bound elsewhere to another value (a function's local, a
+    parameter's default, an augmented assignment) was taken for the small one and removed, so the eps-free copy
+    passed a forward computing another loss (0.45 times the reference's): full marks where main gave 0/2."""
+    from gradcheck._log_eps import eps_free_text
+
+    assert eps_free_text("import numpy as np\n" + source) is None
+
+
+def test_a_name_bound_once_is_still_read():
+    from gradcheck._log_eps import eps_free_text
+
+    got = eps_free_text("import numpy as np\nEPS = 1e-7\n\ndef loss(p):\n    return -np.log(p + EPS)\n")
+    assert got is not None and got[1] == [1e-7] and "np.log(p)" in got[0]

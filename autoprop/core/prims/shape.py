@@ -925,15 +925,13 @@ def take(a, indices, axis=None, out=None, mode="raise"):
         a = reshape(a, shape=(1,))
     idx = _indices_value(indices)
     n = a.size if axis is None else a.shape[axis := _axes_tuple(axis, a.ndim)[0]]  # (numpy's AxisError)
-    if idx.dtype.kind == "b":  # numpy's take casts booleans to the indices 0 and 1 (verify45c H3: not a mask)
-        idx = replayed(lambda i: i.astype(np.intp), idx)
+    idx = replayed(lambda i: i.astype(np.intp), idx) if idx.dtype.kind == "b" else idx  # numpy: 0, 1 (verify45c H3)
     if mode != "raise":  # numpy's modes are index arithmetic: the gather stays one getitem (replayed: autoprop.function
         idx = replayed(lambda i: np.mod(i, n) if mode == "wrap" else np.clip(i, 0, n - 1), idx)  # reads each call's)
     if axis is None:
         return getitem(reshape(a, shape=(-1,)), idx)
-    out = getitem(a, (builtins.slice(None),) * axis + (idx,))  # (in numpy's layout: tape44 H1; np.take's result is
-    return _views.layout_if_strided(out, a._value,  # C-ordered whatever the indices, so their shape is enough)
-                                    lambda: np.take(a._value, np.zeros(idx.shape, np.intp), axis=axis))
+    out = getitem(a, (builtins.slice(None),) * axis + (idx,))  # (numpy's layout, tape44 H1: C order whatever the ids)
+    return _views.layout_if_strided(out, a._value, lambda: np.take(a._value, np.zeros(idx.shape, np.intp), axis=axis))
 
 
 def _tri_mask(shape, k, lower):
