@@ -56,7 +56,9 @@ def test_a_forward_that_loops_in_the_numerical_check_is_too_slow_not_wrong(tmp_p
     # 60 limits of allowance, not 10: a busy loop is stopped once it has had its limit in CPU time, which a loaded
     # or stalled machine may not give it within 10 limits (then SandboxStarved, not the timeout asserted)
     monkeypatch.setattr(sandbox, "STARVED_FACTOR", 60)
-    verdict = _grade(tmp_path, 40)  # the first forward and backward pass; the loop begins midway
+    # the first forward and backward pass and the batch-independence probe (12 forwards at a batch of 4: each sample
+    # alone and moved by +-h, fixes45b); the loop begins midway through the numerical check
+    verdict = _grade(tmp_path, 52)
     assert not verdict.passed and verdict.fraction == 0.0
     text = verdict.markdown()
     assert "**wrong**" not in text and text.count("**too slow**") == len(verdict.parts) == 3, text
