@@ -164,10 +164,12 @@ def test_f5_cs231n_rnn_with_hidden_size_equal_to_t_keeps_the_1_over_t_reading(tm
 
 def test_f2_labels_advice_whatever_the_order_of_init(tmp_path):
     from test_cli import both, run_here, student
-    from test_model_gradients_s45 import TEMPORAL  # CS231n's temporal_softmax_loss(x, y, mask)
+    from test_medium45 import (
+        TEMPORAL,  # CS231n's temporal_softmax_loss(x, Y, mask), Y named by the test
+    )
 
     init = '{"mask": [[1, 1, 0], [1, 0, 0]], "y": [[0.0, 1, 3], [2, 2, 0]]}'  # 0.0: float64 labels
-    p = run_here("check", f"{student(tmp_path, TEMPORAL, 'losses.py')}::temporal_softmax_loss", "--loss",
+    p = run_here("check", f"{student(tmp_path, TEMPORAL.replace('Y', 'y'), 'losses.py')}::temporal_softmax_loss", "--loss",
                  "--input-shape", "2,3,4", "--init", init)
     text = " ".join(both(p).split())
     assert p.returncode == 3 and "y: float64 array of shape (2, 3) of whole numbers" in text, text

@@ -274,20 +274,3 @@ def test_ng_rnn_bias_over_m_is_not_named_an_extra_1_over_t(tmp_path):
     text = both(p)
     assert p.returncode == 1 and "FAIL: rnn: gradient mismatch in dba." in text, text
     assert "1/T" not in text and "time steps on axis 1" not in text, text
-
-
-TEMPORAL = """
-import numpy as np
-
-def temporal_softmax_loss(x, y, mask, verbose=False):
-    N, T, V = x.shape
-    x_flat, y_flat, mask_flat = x.reshape(N * T, V), y.reshape(N * T), mask.reshape(N * T)
-    probs = np.exp(x_flat - np.max(x_flat, axis=1, keepdims=True))
-    probs /= np.sum(probs, axis=1, keepdims=True)
-    loss = -np.sum(mask_flat * np.log(probs[np.arange(N * T), y_flat])) / N
-    dx_flat = probs.copy()
-    dx_flat[np.arange(N * T), y_flat] -= 1
-    dx_flat /= N
-    dx_flat *= mask_flat[:, None]
-    return loss, dx_flat.reshape(N, T, V)
-"""
