@@ -4969,6 +4969,21 @@ def _agree(a: Mapping, of: Mapping, c: float = 1.0) -> bool:
             known[k]], 1e-5) for k, v in of.items())
 
 
+def _line_changed(variants: Sequence[tuple[Mapping[str, Any], Any]], run: Callable[[Mapping[str, Any]], Mapping],
+                  manual: Mapping, right: Mapping | None = None) -> Any:
+    """The payload of the first ``(knobs, payload)`` of ``variants`` whose recomputed gradients ``run(knobs)`` (a
+    backward with one known line changed; {} where it cannot run) are finite and ``manual``'s (:func:`_agree`), or
+    None: the one evidence of :func:`_nielsen_signature`, :func:`_lstm_signature` and :func:`_rnn_signature`. With
+    ``right`` (the correct backward's gradients), a variant giving the same gradients here is passed over."""
+    for knobs, payload in variants:
+        got = run(knobs)
+        if not got or right is not None and all(close(a, right[k], 1e-5, 1e-8) for k, a in got.items()):
+            continue  # cannot run here, or the same gradients as the correct backward
+        if all(np.all(np.isfinite(a)) for a in got.values()) and _agree(got, manual):
+            return payload
+    return None
+
+
 def _nielsen_signature(L: _Layer, manual: Mapping, numer: Mapping, failing: Sequence[str]) -> list[Finding]:
     """The findings of a Nielsen network's backprop (:func:`gradcheck._adapters.backprop_as_model`; nielsen35 F9,
     F10): its gradients, every one, are those of :func:`_nielsen_backprop` with one known line changed (a row of
@@ -5019,18 +5034,17 @@ def _nielsen_signature(L: _Layer, manual: Mapping, numer: Mapping, failing: Sequ
                     return []
                 return [_find("cost-delta-factor", k, form=form, delta=_NIELSEN_COSTS[cost][3], fn=fn, c=c, inv=1 / c,
                               fix=_NIELSEN_COSTS[cost][4]) for k in failing]
-            variants = [(dict(inside=r[2], where=where), r[0], r[3])
+            variants = [(dict(inside=r[2], where=where), (r[0], r[3]))
                         for r in _INSIDE if _sigmoid_inside(r)
                         for where in (("all", "hidden", "output") if r[0] == "derivative-at-output" else ("all",))]
-            variants += [({k: v for k, v in knobs.items() if k != "cost"}, "backprop-line", fields)
+            variants += [({k: v for k, v in knobs.items() if k != "cost"}, ("backprop-line", fields))
                          for knobs, fields in _BACKPROP_LINES if knobs.get("cost", cost) == cost]
-            for knobs, code, fields in variants:
-                res = _nielsen_backprop(Ws, bs, X, T, cost, **knobs)
-                got = {} if res is None else named(res)
-                if not got or all(close(a, right[k], 1e-5, 1e-8) for k, a in got.items()):
-                    continue  # cannot run here, or the same gradients as the correct backprop
-                if all(np.all(np.isfinite(a)) for a in got.values()) and _agree(got, manual):
-                    return [_find(code, k, **_line_fields(code, fields, knobs, w, b, fn)) for k in failing]
+            variants = [(knobs, (*found, knobs)) for knobs, found in variants]
+            found = _line_changed(variants, lambda knobs: named(res) if (
+                res := _nielsen_backprop(Ws, bs, X, T, cost, **knobs)) is not None else {}, manual, right)
+            if found is not None:
+                code, fields, knobs = found
+                return [_find(code, k, **_line_fields(code, fields, knobs, w, b, fn)) for k in failing]
     except (ValueError, FloatingPointError, IndexError):  # shapes that are not a network's: nothing named
         return []
     return []
@@ -5177,6 +5191,16 @@ def _lstm_arrays(L: _Layer):
     return D, H, mats, bias
 
 
+def _renamed(roles: Mapping[str, str], turned: tuple[bool, bool], bias: Sequence[tuple[str, Any]],
+             grads: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """A recurrent step's recomputed gradients (``{role: array}``, roles x, h, c, h0, Wx, Wh, b) as the layer's
+    ``{grad name: array}`` (:func:`_lstm_layout`, :func:`_rnn_layout`): ``roles`` maps a role to the layer's name,
+    ``turned`` says whether Wx and Wh are stored transposed, and the bias gradient is reshaped to each of ``bias``."""
+    shapes = {"Wx": turned[0], "Wh": turned[1]}
+    out = {V.grad_name(k): grads[r].T if shapes.get(r) else grads[r] for r, k in roles.items()}
+    return out | {V.grad_name(k): np.reshape(grads["b"], np.shape(v)) for k, v in bias}
+
+
 def _lstm_layout(L: _Layer):
     """How the checked layer is one LSTM step of :func:`_lstm_step` (:func:`_lstm_arrays`): forward's two outputs,
     stacked (h_t and c_t in either order), or its one output h_t (lesson 32's cell), recomputed to 1e-9 for one gate
@@ -5203,12 +5227,8 @@ def _lstm_layout(L: _Layer):
             (ht, ct), _ = _lstm_step(xs, order, h, c)
             for j in (0, 1) if outs else (0,):
                 if close(Ys[j], ht, 1e-9) and (Ys[1 - j] is None or close(Ys[1 - j], ct, 1e-9)):
-                    roles = {"x": L.names[0], "h": L.names[1], "c": L.names[2], "Wx": kx, "Wh": kh}
-                    shapes = {"Wx": tx, "Wh": th}
-
-                    def named(grads, roles=roles, shapes=shapes):
-                        out = {V.grad_name(k): grads[r].T if shapes.get(r) else grads[r] for r, k in roles.items()}
-                        return out | {V.grad_name(k): np.reshape(grads["b"], np.shape(v)) for k, v in bias}
+                    named = functools.partial(_renamed, {"x": L.names[0], "h": L.names[1], "c": L.names[2], "Wx": kx,
+                                                         "Wh": kh}, (tx, th), bias)
                     dh, dc = ups[j], ups[1 - j]
                     return xs, order, (Gs[j], Gs[1 - j]), named, {"dh": dh, "dc": dc, "dc_": dc and f"{dc} + "}
     return None
@@ -5229,15 +5249,11 @@ def _lstm_signature(L: _Layer, manual: Mapping, numer: Mapping, failing: Sequenc
             right = named(_lstm_step(xs, order, dh, dc)[1])
             if not _agree(right, numer):
                 return []
-            for knobs, fields in [*_LSTM_LINES, *_lstm_gate_lines(order)]:
-                if knobs.get("f_from") == "dc" and not words["dc"]:
-                    continue  # h_t alone: no upstream gradient of c_t
-                got = named(_lstm_step(xs, order, dh, dc, **knobs)[1])
-                if all(close(a, right[k], 1e-5, 1e-8) for k, a in got.items()):
-                    continue  # the same gradients as the correct backward here
-                if all(np.all(np.isfinite(a)) for a in got.values()) and _agree(got, manual):
-                    return [_find("lstm-line", k, **{n: v.format(**words) for n, v in fields.items()})
-                            for k in failing]
+            lines = [(knobs, fields) for knobs, fields in [*_LSTM_LINES, *_lstm_gate_lines(order)]
+                     if words["dc"] or knobs.get("f_from") != "dc"]  # h_t alone: no upstream gradient of c_t
+            fields = _line_changed(lines, lambda knobs: named(_lstm_step(xs, order, dh, dc, **knobs)[1]), manual, right)
+            if fields is not None:
+                return [_find("lstm-line", k, **{n: v.format(**words) for n, v in fields.items()}) for k in failing]
     except (ValueError, FloatingPointError, IndexError, KeyError):  # not an LSTM step's numbers: nothing named
         return []
     return []
@@ -5307,12 +5323,7 @@ def _rnn_layout(L: _Layer):
             if Wx.shape != (D, H) or Wh.shape != (H, H) or not close(_rnn_bptt(x, h0, Wx, Wh, b, L.G)[0], Y, 1e-9):
                 continue
             roles = {"x": L.names[0], "Wx": kx, "Wh": kh} | ({"h0": L.names[1]} if h0_in else {})
-
-            def named(grads, roles=roles, turned=(tx, th)):
-                shapes = {"Wx": turned[0], "Wh": turned[1]}
-                out = {V.grad_name(k): grads[r].T if shapes.get(r) else grads[r] for r, k in roles.items()}
-                return out | {V.grad_name(k): np.reshape(grads["b"], np.shape(v)) for k, v in bias}
-            return (x, h0, Wx, Wh, b), named
+            return (x, h0, Wx, Wh, b), functools.partial(_renamed, roles, (tx, th), bias)
     return None
 
 
@@ -5329,10 +5340,9 @@ def _rnn_signature(L: _Layer, manual: Mapping, numer: Mapping, failing: Sequence
         with np.errstate(all="ignore"):
             if not _agree(named(_rnn_bptt(*xs, L.G)[1]), numer):
                 return []
-            for knobs, fields in _RNN_LINES:
-                got = named(_rnn_bptt(*xs, L.G, **knobs)[1])
-                if all(np.all(np.isfinite(a)) for a in got.values()) and _agree(got, manual):
-                    return [_find("rnn-line", k, **fields) for k in failing]
+            fields = _line_changed(_RNN_LINES, lambda knobs: named(_rnn_bptt(*xs, L.G, **knobs)[1]), manual)
+            if fields is not None:
+                return [_find("rnn-line", k, **fields) for k in failing]
     except (ValueError, FloatingPointError, IndexError, KeyError):  # not an RNN's numbers: nothing named
         return []
     return []
