@@ -833,6 +833,13 @@ class Wrapper:
     _layer: Any
 
 
+def unwrapped(layer: Any) -> Any:
+    """The layer inside the checker's proxies (:class:`Wrapper`) around ``layer``."""
+    while isinstance(layer, Wrapper):
+        layer = layer._layer
+    return layer
+
+
 def grad_slots(layer: Any) -> dict[str, str]:
     """Where an attribute-style layer keeps each gradient (``{"W": "self.dW"}``); {} for a ``grads`` dict.
 
@@ -873,9 +880,7 @@ def inputs_hold_weights(layer: Any) -> bool:
     """Whether ``layer``'s forward takes its weights among its inputs: a CS231n function pair (``affine_forward(x, w,
     b)``), run here or sandboxed (its ``protocol``), through the checker's wrappers. Its backward's None for one is
     a missing gradient (``db``), not an input without one (:func:`gradcheck._validation.without_gradient`)."""
-    inner = layer
-    while isinstance(inner, Wrapper):  # the checker's proxies around the layer
-        inner = inner._layer
+    inner = unwrapped(layer)
     inner = inner.obj if isinstance(inner, Adapted) else inner
     proto = getattr(inner, "protocol", None)
     return isinstance(inner, FunctionPair) or (isinstance(proto, Mapping) and proto.get("protocol") == "cs231n")
@@ -886,9 +891,7 @@ def computes_no_dx(layer: Any) -> bool:
     Deep Learning from Scratch vol. 1's ``gradient(x, t)``, CS231n's ``loss(X, y) -> (loss, grads)``), run here or
     sandboxed (its ``protocol``'s ``no_dx``): its backward's None is no dX, not a missing gradient
     (:func:`gradcheck._validation.without_gradient`)."""
-    inner = layer
-    while isinstance(inner, Wrapper):  # the checker's proxies around the layer
-        inner = inner._layer
+    inner = unwrapped(layer)
     inner = inner.obj if isinstance(inner, Adapted) else inner
     proto = getattr(inner, "protocol", None)
     return isinstance(proto, Mapping) and proto.get("no_dx") is True or "_gradcheck_model" in getattr(
@@ -899,9 +902,7 @@ def stored_inputs_refusal(layer: Any, owner: str, bcall: str) -> StudentCodeErro
     """:func:`gradcheck._validation.stored_inputs_error` for a local layer whose backward returned a list because
     forward appends its input to a list attribute nothing empties (:func:`gradcheck._adapters.stored_inputs`; a
     sandboxed layer's backward asks its child, :meth:`gradcheck.sandbox.RemoteLayer.backward`); None otherwise."""
-    inner = layer
-    while isinstance(inner, Wrapper):  # the checker's proxies around the layer
-        inner = inner._layer
+    inner = unwrapped(layer)
     where = stored_inputs(getattr(inner, "obj", inner))
     return V.stored_inputs_error(owner, bcall, where) if where else None
 
