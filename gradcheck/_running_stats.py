@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import re
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -119,34 +120,24 @@ def running_stats_finding(layer: Any, reference: Any, cname: str, shape, seed: i
     seed : int
         The draws' seed.
     """
-    info = getattr(layer, "protocol", None) or {}
-    written = {b: _bare(b) for b in written_buffers(info)} or _held_unwritten(layer, reference)
     m = getattr(reference, "momentum", None)
-    if not written:
-        return None, []
     if not isinstance(shape[0], int) or not isinstance(m, float) or not 0 < m <= 1:
-        return None, [f"running statistics: {', '.join(written)} not compared with {ref_name}: " + (
+        held = _held_unwritten(layer, reference)
+        return None, [f"running statistics: {', '.join(held)} not compared with {ref_name}: " + (
             "the input shape is not fixed" if not isinstance(shape[0], int) else
-            f"its momentum {m!r} is not a float in (0, 1]")]
-    pairs = _counterparts(list(written.values()), reference)  # {the layer's name: the reference's}
-    bufs = {b: (s, pairs[s]) for b, s in written.items() if s in pairs}
-    notes = [] if len(bufs) == len(written) else [_no_counterpart_note(
-        [b for b, s in written.items() if s not in pairs], reference, ref_name)]
-    if not bufs:
+            f"its momentum {m!r} is not a float in (0, 1]")] if held else []
+    roles = find_roles(layer, reference, cname, shape, seed)
+    notes = [_no_counterpart_note(odd, reference, ref_name)] if (odd := [
+        b for b in roles.moved if re.search(r"running|moving|(^|_)(mean|var|variance|std)($|_)", b)]) else []
+    if not roles.own:
         return None, notes
     state = adapter_call(layer, "state_values")
-    own = {b: s for b, (s, r) in bufs.items() if s in state and np.shape(state[s]) == getattr(reference, r).shape}
-    if not own:
-        return None, notes + [f"running statistics: {', '.join(bufs)} could not be read as attributes of {cname}; "
-                              "their update was not compared with the reference"]
-    rname = {s: pairs[s] for s in own.values()}
-    for r, v in vars(reference).items():  # a statistic forward does not write (review36 F3), by name or role
-        s = next(iter(_counterparts_of(r, [k for k in state if re.match(r"(running|moving)_", k)])), None)
-        if (re.match(r"(running|moving)_", r) and r not in rname.values() and s is not None and s not in rname
-                and isinstance(v, np.ndarray) and np.shape(state.get(s)) == v.shape):
-            own[s], rname[s] = s, r
-    notes += [f"running statistics: {s} compared as {ref_name}'s {r} (the same role)"
-              for s, r in rname.items() if s != r]
+    own = {s: s for s in roles.own}
+    rname = dict(roles.own)
+    notes += [f"running statistics: {s} compared as {ref_name}'s {r} (" + (
+        "the same role" if roles.how[s] == "name" else "found by its update: an exponential moving average of the "
+        f"batch's {'mean' if _ROLES.get(r) == 'running_mean' else 'variance'}") + ")"
+        for s, r in rname.items() if s != r]
     params = V.layer_params(layer, cname)
     rparams = getattr(reference, "params", None) or {}
     names = mapped_names(rparams, params, cname, f"reference {ref_name}", ValueError) if params else {}
@@ -160,7 +151,8 @@ def running_stats_finding(layer: Any, reference: Any, cname: str, shape, seed: i
     after = adapter_call(layer, "state_values")
     found, more = _compared({b: rname[s] for b, s in own.items()}, before,
                             {rname[s]: after.get(s) for s in own.values()}, reference, X, ref_name, cname, lambda: (
-        Call(layer, cname, [Xe], inputs, params, False).forward(Xe.copy()), [Xe]), state.get("momentum"))
+        Call(layer, cname, [Xe], inputs, params, False).forward(Xe.copy()), [Xe]), roles.momentum(),
+        claimed=roles.claimed)
     return found, notes + more
 
 
@@ -280,14 +272,16 @@ def pair_running_stats_finding(layer: Any, reference: Any, cname: str, shapes, s
 
 
 def _compared(own: dict, before: dict, after: dict, reference: Any, X: np.ndarray, ref_name: str, cname: str,
-              eval_out, momentum=None, pair: bool = False) -> tuple[Finding | None, list[str]]:
+              eval_out, momentum=None, pair: bool = False, claimed=()) -> tuple[Finding | None, list[str]]:
     """:func:`running_stats_finding`'s comparison of the statistics ``after`` the layer's training forward on ``X``
     from ``before`` (``{reference name: array}``; ``own``: ``{the layer's buffer: reference name}``) with the
     ``reference``'s after the same forward from the same values, then, when they agree, of the eval outputs:
     ``eval_out()`` gives the layer's (and the inputs it was given, the reference's too: its parameters already the
     layer's), or ``(None, why)`` when no eval forward can be run (said in the notes). ``momentum``: the layer's own
     (its attribute or its dict's), by which statistics at another rate are accepted (:func:`_another_rate`; ``pair``:
-    the layer is a CS231n function pair, whose ``bn_param`` momentum is CS231n's share kept by its API)."""
+    the layer is a CS231n function pair, whose ``bn_param`` momentum is CS231n's share kept by its API; ``claimed``:
+    a class's :attr:`Roles.claimed`, None when no attribute of it holds a rate and ``momentum`` is the share its
+    update kept)."""
     m = reference.momentum
     for r, v in before.items():
         setattr(reference, r, v.copy())
@@ -306,7 +300,7 @@ def _compared(own: dict, before: dict, after: dict, reference: Any, X: np.ndarra
             setattr(reference, r, got.copy())
             continue
         wrong.append((b, r, got, want, biased if "var" in r and count > 1 else want))
-    if wrong and (rate := _another_rate(wrong, before, m, momentum, ref_name, pair)):
+    if wrong and (rate := _another_rate(wrong, before, m, momentum, ref_name, pair, claimed)):
         notes.append(rate)  # (a running average at the layer's own momentum, another convention: review36 F2)
         for _, r, got, *_ in wrong:
             setattr(reference, r, got.copy())
@@ -367,7 +361,7 @@ def _one_share(wrong, before: dict, m: float) -> float | None:
     return ks[0] if None not in ks and np.ptp(ks) <= 1e-6 else None
 
 
-def _another_rate(wrong, before: dict, m: float, momentum, ref_name: str, pair: bool = False) -> str:
+def _another_rate(wrong, before: dict, m: float, momentum, ref_name: str, pair: bool = False, claimed=()) -> str:
     """The note accepting ``wrong`` (:func:`running_stats_finding`'s differing buffers) as a running average at the
     layer's own ``momentum`` (its attribute) in one convention or the other, at a rate the reference does not have
     (Keras's momentum=0.99 keeps 0.99; PyTorch's momentum=m keeps 1 - m: review36 F2); "" otherwise (a FAIL).
@@ -380,7 +374,9 @@ def _another_rate(wrong, before: dict, m: float, momentum, ref_name: str, pair: 
     half is accepted at the layer's own momentum in either convention, also when it equals the reference's momentum
     (a PyTorch class with momentum=0.1, keeping 0.9, against ``--reference-init '{"momentum": 0.9}'``): its update is
     the same as a CS231n class's with momentum=0.9, accepted alike (review37's ar_ref_m_ok: before, one FAILed as
-    swapped and the other PASSed)."""
+    swapped and the other PASSed). ``claimed`` (:attr:`Roles.claimed`): the attribute holding the class's rate, or
+    None when none does (verify45b F2: Keras's ``self.decay``, ``self.rho`` are read as ``momentum`` is; with none, the
+    share its update keeps is its rate, in the kept-share convention, accepted from a half up)."""
     k = _one_share(wrong, before, m)
     if k is None or not 1e-6 < k < 1 - 1e-6 or momentum is None or np.ndim(momentum) != 0:  # (0-d: state_values)
         return ""  # (None: the layer's momentum unknown, a bn_param without it)
@@ -389,9 +385,12 @@ def _another_rate(wrong, before: dict, m: float, momentum, ref_name: str, pair: 
         return ""  # (keeping less than half: 0.99 in PyTorch's formula keeping 0.01, 0.1 in CS231n's keeping 0.1)
     conv = ("CS231n's and Keras's convention (momentum is the share kept)" if abs(momentum - k) < 1e-6 else
             "PyTorch's convention (momentum is the batch's share)" if abs(1 - momentum - k) < 1e-6 else "")
+    name = "momentum" if not claimed else claimed[0]
+    yours = (f"your {name}={momentum:g} in {conv}" if claimed is not None else
+             f"a rate read from the update itself (no attribute of the layer holds it), {conv}")
     return conv and (
         f"running statistics: {', '.join(b for b, *_ in wrong)} are running averages keeping {k:.3g} of the old value, "
-        f"your momentum={momentum:g} in {conv}; {ref_name} (momentum={m:g}) keeps {1 - m:g}: accepted as another "
+        f"{yours}; {ref_name} (momentum={m:g}) keeps {1 - m:g}: accepted as another "
         f"rate, the eval output compared given your statistics. To compare the rate too: add \"momentum\": "
         f"{1 - k:.3g} to --reference-init" + (
             f". It keeps less than half: if your {momentum:g} is PyTorch's momentum (the batch's share), your formula "
@@ -415,3 +414,160 @@ def _fmt(a: np.ndarray) -> str:
     """A short print of a statistic: its first entries."""
     flat = np.asarray(a).ravel()
     return "[" + ", ".join(f"{v:.4g}" for v in flat[:3]) + (", ...]" if flat.size > 3 else "]")
+
+
+# ------------------------------------------------------------- the one role finder (check's and the grader's)
+
+#: A scalar attribute named like a running average's rate (PyTorch's and Keras's ``momentum``, TF 1's ``decay``,
+#: ``rho``, an ``ema``/``avg`` factor): the rate the layer's own constructor claims (verify45b F2).
+_RATE_NAME = re.compile(r"mom|decay|rho|ema|avg|average|smooth", re.I)
+
+
+@dataclass
+class Roles:
+    """The running statistics :func:`find_roles` found in a layer: ``own`` ``{the layer's attribute: the reference's
+    statistic}`` (``run_mu`` -> ``running_mean``), ``how`` ``{attribute: how it was found}`` (``"update"``: by what
+    two training forwards did to it; ``"name"``: by its name alone, an array no training forward moved as a running
+    average), ``rate`` the share of the old value every statistic found by its update kept (None when none was, or
+    they kept different shares), ``claimed`` ``(attribute, value)`` the rate the layer's own scalar attribute claims
+    (None: no such attribute; the rate is then read from the update itself), ``moved``: arrays of a statistic's
+    shape that the training forwards moved and that are no running average (a cache, a counter: not compared)."""
+
+    own: dict[str, str] = field(default_factory=dict)
+    how: dict[str, str] = field(default_factory=dict)
+    rate: float | None = None
+    claimed: tuple[str, float] | None = None
+    moved: list[str] = field(default_factory=list)
+
+    def momentum(self) -> float | None:
+        """The rate :func:`_another_rate` reads as the layer's momentum: the claimed attribute's value, else the
+        share kept measured from the update (the kept-share convention), else None."""
+        return self.claimed[1] if self.claimed else self.rate
+
+
+def find_roles(layer: Any, reference: Any, cname: str, shape, seed: int) -> Roles:
+    """The layer's running statistics, found as the reference's (``running_mean``, ``running_var``) by what the
+    layer does, not by their names (staff45 F2: ``run_mu``/``run_sigma2`` never compared; verify45b F1: an extra
+    array that moves is no statistic): on a copy of the layer, two training forwards on batches X1, X2; an array of a
+    statistic's shape, not a parameter, whose values ``s0 -> s1 -> s2`` are ``s_k = r s_(k-1) + (1 - r) b_k`` for
+    one ``r`` in (0, 1) over every feature and both calls, ``b_k`` batch k's statistic (the mean, or the variance,
+    biased or unbiased) read from the reference's own update of it, is an exponential moving average of that
+    statistic, kept at rate ``r``. A statistic no array so tracks is matched by name (the reference's name, or one of
+    its role, :data:`_ROLES`): one no training forward moved (a running mean never updated) is compared so. One
+    finder, called by ``gradcheck check`` and by the grader alike (:func:`running_stats_finding`), so their
+    verdicts cannot disagree.
+
+    Parameters
+    ----------
+    layer : layer or RemoteLayer
+        The checked layer, with a training switch (copied: its state is left as it was).
+    reference : manualprop layer
+        A layer with running statistics as arrays (``running_*``, ``moving_*``) and ``momentum`` (PyTorch's).
+    cname : str
+        The layer's name, for the messages.
+    shape : tuple of int
+        The input's shape.
+    seed : int
+        The batches' seed.
+
+    Returns
+    -------
+    Roles
+    """
+    stats = {r: v for r, v in vars(reference).items() if re.match(r"(running|moving)_", r) and isinstance(v, np.ndarray)}
+    state = adapter_call(layer, "state_values")
+    params = set(V.layer_params(layer, cname))
+    cands = [k for k, v in state.items() if k not in params and np.ndim(v) >= 1
+             and any(np.shape(v) == s.shape for s in stats.values())]
+    roles = Roles()
+    fits = _ema_fits(layer, reference, stats, cands, cname, shape, seed, roles) if cands else {}
+    for r in stats:
+        fit = fits.get(r, [])
+        pick = [k for k in fit if k not in roles.own and k in _counterparts_of(r, fit)] or [
+            k for k in fit if k not in roles.own]
+        if pick:
+            roles.own[pick[0]], roles.how[pick[0]] = r, "update"
+    shares = [fits["rate"][k] for k in roles.own]
+    roles.rate = shares[0] if shares and np.ptp(shares) <= 1e-6 else None
+    named = [k for k in state if k not in roles.own and k not in params and (re.match(r"(running|moving)_", k)
+                                                                          or k in _ROLES)]
+    for r, v in stats.items():  # a statistic no array tracks: by name (never updated, swapped at rate 0 ...)
+        if r not in roles.own.values() and (s := _counterparts_of(r, named)) and np.shape(state[s[0]]) == v.shape:
+            roles.own[s[0]], roles.how[s[0]] = r, "name"
+            named.remove(s[0])
+    roles.moved = [k for k in roles.moved if k not in roles.own]
+    rates = [(k, float(v)) for k, v in state.items() if np.ndim(v) == 0 and _RATE_NAME.search(k) and 0 < v < 1]
+    kept = [] if roles.rate is None else [(k, v) for k, v in rates if min(abs(v - roles.rate), abs(1 - v - roles.rate))
+                                          < 1e-6]
+    roles.claimed = (kept or rates or [None])[0]
+    return roles
+
+
+def _ema_fits(layer: Any, reference: Any, stats: dict, cands: list[str], cname: str, shape, seed: int,
+              roles: Roles) -> dict:
+    """:func:`find_roles`'s measurement: ``{reference statistic: [the layer's arrays that are an exponential moving
+    average of it]}`` and ``"rate"``: ``{array: the share kept}``; the arrays that moved otherwise join
+    ``roles.moved``. {} when the layer cannot be copied or run so (then statistics are found by name alone)."""
+    import copy
+
+    try:
+        probe, ref = copy.deepcopy(layer), copy.deepcopy(reference)
+        params = V.layer_params(probe, cname)
+        inputs = V.input_names(probe, 1)
+        rng = np.random.default_rng([seed, 46])
+        xs = [rng.standard_normal(shape) * 1.5 + 0.5 for _ in range(2)]
+        seen = [adapter_call(probe, "state_values")]
+        for X in xs:
+            Call(probe, cname, [X], inputs, params, True).forward(X.copy())
+            seen.append(adapter_call(probe, "state_values"))
+        batch = [_batch_stats(ref, stats, X) for X in xs]
+    except Exception:  # noqa: BLE001 - a layer that cannot be copied or run twice: by name alone, as before
+        return {}
+    fits, rate = {}, {}
+    for k in cands:
+        s = [np.asarray(d.get(k), dtype=np.float64) for d in seen]
+        if any(a.shape != s[0].shape for a in s) or np.array_equal(s[0], s[1]):
+            continue
+        for r, variants in batch[0].items():
+            for i in range(len(variants)):
+                share = _one_rate(s, [batch[0][r][i], batch[1][r][i]]) if s[0].shape == stats[r].shape else None
+                if share is not None:
+                    fits.setdefault(r, []).append(k)
+                    rate[k] = share
+                    break
+            if k in rate:
+                break
+        if k not in rate:
+            roles.moved.append(k)
+    return {**fits, "rate": rate}
+
+
+def _batch_stats(ref: Any, stats: dict, X: np.ndarray) -> dict[str, list[np.ndarray]]:
+    """``{statistic: [the batch's value, ...]}`` of batch ``X``, read from the reference's own update (its
+    statistics set to 0, one training forward: ``momentum * batch``): the mean; the variance unbiased (PyTorch's,
+    the reference's) and biased (CS231n's, Keras's)."""
+    m = ref.momentum
+    for r, v in stats.items():
+        setattr(ref, r, np.zeros_like(v))
+    ref.forward(X.copy(), training=True)
+    out = {}
+    for r, v in stats.items():
+        b = np.asarray(getattr(ref, r), dtype=np.float64) / m
+        count = X.size / max(v.size, 1)
+        out[r] = [b, b * (count - 1) / count] if _ROLES.get(r) == "running_var" and count > 1 else [b]
+    return out
+
+
+def _one_rate(s: list[np.ndarray], b: list[np.ndarray]) -> float | None:
+    """The one share ``r`` in (0, 1) with ``s[k] = r s[k-1] + (1 - r) b[k-1]`` in every entry of both calls (an
+    exponential moving average of ``b``), None when there is none (a cache: r = 0; a counter, an accumulator: no
+    one r; never moved: r = 1)."""
+    shares = []
+    for old, new, batch in zip(s, s[1:], b):
+        far = np.abs(old - batch) > 1e-3 * (1 + np.abs(batch))
+        if not far.all():
+            return None
+        shares.append((new - batch) / (old - batch))
+    k = np.concatenate(shares)
+    r = float(np.median(k))
+    return r if np.ptp(k) <= 1e-5 * (1 + np.abs(k).max()) and 1e-6 < r < 1 - 1e-6 else None
