@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import re
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -491,18 +492,20 @@ def find_roles(layer: Any, reference: Any, cname: str, shape, seed: int) -> Role
     """
     stats = {r: v for r, v in vars(reference).items() if re.match(r"(running|moving)_", r) and isinstance(v, np.ndarray)}
     state = adapter_call(layer, "state_values")
-    params = set(V.layer_params(layer, cname))
-    cands = [k for k, v in state.items() if k not in params and np.ndim(v) >= 1
-             and any(np.shape(v) == s.shape for s in stats.values())]
-    roles = Roles()
-    fits = _ema_fits(layer, reference, stats, cands, cname, shape, seed, roles) if cands else {}
+    with warnings.catch_warnings():  # (float32 parameters: check warns of them once, where it checks them)
+        warnings.simplefilter("ignore")
+        params = set(V.layer_params(layer, cname))
+        roles = Roles()
+        fits = _ema_fits(layer, reference, stats, [k for k, v in state.items() if k not in params and np.ndim(v) >= 1
+                                                   and any(np.shape(v) == a.shape for a in stats.values())],
+                         cname, shape, seed, roles)
     for r in stats:
         fit = fits.get(r, [])
         pick = [k for k in fit if k not in roles.own and k in _counterparts_of(r, fit)] or [
             k for k in fit if k not in roles.own]
         if pick:
             roles.own[pick[0]], roles.how[pick[0]] = r, "update"
-    shares = [fits["rate"][k] for k in roles.own]
+    shares = [fits["rate"][k] for k in roles.own]  # (all found by their update here)
     roles.rate = shares[0] if shares and np.ptp(shares) <= 1e-6 else None
     named = [k for k in state if k not in roles.own and k not in params and (re.match(r"(running|moving)_", k)
                                                                           or k in _ROLES)]
@@ -525,6 +528,8 @@ def _ema_fits(layer: Any, reference: Any, stats: dict, cands: list[str], cname: 
     ``roles.moved``. {} when the layer cannot be copied or run so (then statistics are found by name alone)."""
     import copy
 
+    if not cands:
+        return {}
     try:
         probe, ref = copy.deepcopy(layer), copy.deepcopy(reference)
         params = V.layer_params(probe, cname)
@@ -575,14 +580,13 @@ def _batch_stats(ref: Any, stats: dict, X: np.ndarray) -> dict[str, list[np.ndar
 
 def _one_rate(s: list[np.ndarray], b: list[np.ndarray]) -> float | None:
     """The one share ``r`` in (0, 1) with ``s[k] = r s[k-1] + (1 - r) b[k-1]`` in every entry of both calls (an
-    exponential moving average of ``b``), None when there is none (a cache: r = 0; a counter, an accumulator: no
+    exponential moving average of ``b``), fitted by least squares over the entries and checked on each (to 1e-5 of
+    its size: float32 statistics fit too); None when there is none (a cache: r = 0; a counter, an accumulator: no
     one r; never moved: r = 1)."""
-    shares = []
-    for old, new, batch in zip(s, s[1:], b):
-        far = np.abs(old - batch) > 1e-3 * (1 + np.abs(batch))
-        if not far.all():
-            return None
-        shares.append((new - batch) / (old - batch))
-    k = np.concatenate(shares)
-    r = float(np.median(k))
-    return r if np.ptp(k) <= 1e-5 * (1 + np.abs(k).max()) and 1e-6 < r < 1 - 1e-6 else None
+    old, new, batch = (np.concatenate([a.ravel() for a in x]) for x in (s[:-1], s[1:], b))
+    gap = old - batch
+    if not np.all(np.isfinite(new)) or float(gap @ gap) <= 1e-12 * (1 + float(batch @ batch)):
+        return None
+    r = float((new - batch) @ gap / (gap @ gap))
+    fits = np.abs(new - (r * old + (1 - r) * batch)) <= 1e-5 * (np.abs(new) + np.abs(old) + np.abs(batch) + 1e-12)
+    return r if fits.all() and 1e-6 < r < 1 - 1e-6 else None
