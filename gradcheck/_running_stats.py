@@ -77,12 +77,14 @@ def pair_buffers(source: str, info: dict[str, Any]) -> list[str]:
     return list(dict.fromkeys(name for *_, name in sorted(found)))
 
 
-def unchecked_buffers_line(cname: str, info: dict[str, Any], reference: str | None, source: str = "") -> str:
+def unchecked_buffers_line(cname: str, info: dict[str, Any], reference: str | None, source: str = "",
+                           found: list[str] | tuple = ()) -> str:
     """The line after a PASS saying that forward's update of its running statistics was not compared (no reference
     holds the same names, or a function pair's, :func:`pair_buffers` of the file's ``source``, could not be
-    compared), with how to have it compared; "" when forward writes none."""
+    compared), with how to have it compared; "" when forward writes none. ``found``: the statistics whose names
+    tell no role, found by their update (:func:`found_by_update`)."""
     pair = pair_buffers(source, info)
-    bufs = written_buffers(info) or pair
+    bufs = written_buffers(info) or pair or list(found)
     if not bufs:
         return ""
     how = (f"the notes above say why {reference} did not compare them" if reference else
@@ -519,6 +521,23 @@ def find_roles(layer: Any, reference: Any, cname: str, shape, seed: int) -> Role
                                           < 1e-6]
     roles.claimed = (kept or rates or [None])[0]
     return roles
+
+
+def found_by_update(layer: Any, cname: str, shape, seed: int) -> list[str]:
+    """The layer's arrays :func:`find_roles` finds by their update (running statistics whatever their names: ``run_mu``)
+    measured against a manualprop BatchNorm of the input's features (``BatchNorm1D`` for (N, D), ``BatchNorm2D`` for
+    (N, C, H, W)), whose own update gives the batch's statistics: what a PASS without ``--reference`` says it did not
+    check (before, a renamed statistic was not said at all); [] for another input, or when none is found."""
+    import manualprop
+
+    if len(shape) not in (2, 4) or not all(isinstance(n, int) for n in shape):
+        return []
+    ref = (manualprop.BatchNorm1D if len(shape) == 2 else manualprop.BatchNorm2D)(shape[1])
+    try:
+        roles = find_roles(layer, ref, cname, tuple(shape), seed)
+    except Exception:  # noqa: BLE001 - a probe: nothing said, as before
+        return []
+    return [k for k, how in roles.how.items() if how == "update"]
 
 
 def _ema_fits(layer: Any, reference: Any, stats: dict, cands: list[str], cname: str, shape, seed: int,

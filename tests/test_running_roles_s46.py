@@ -210,3 +210,14 @@ def test_grade_scores_by_what_the_statistics_do(graded, name):
     assert t["score"] == (0.0 if swapped else 3.0), t["output"]  # before: 3.0, 0.0 (rho unread), 3.0
     if swapped:
         assert "the momentum looks swapped" in " ".join(t["output"].split()), t["output"]
+
+
+def test_without_a_reference_the_pass_says_renamed_statistics_were_not_checked(tmp_path):
+    """newuser35 H2's line for run_mu, run_sigma2 too (before: a PASS that said nothing of them)."""
+    f = tmp_path / "bn.py"
+    f.write_text(source("pytorch", True, ("run_mu", "run_sigma2"), "momentum", "counter"))
+    p = run_here("check", f"{f}::BN", "--input-shape", "8,4", "--init", '{"D": 4}', "--training")
+    text = " ".join((p.stdout + p.stderr).split())
+    assert p.returncode == 0, text  # no reference-free rule tells the conventions apart (test_cli_newuser35)
+    assert "(the running statistics' update by a training forward: NOT checked, see below)" in text, text
+    assert "BN: the update of run_mu, run_sigma2 (the running averages" in text, text
