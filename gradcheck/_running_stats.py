@@ -130,8 +130,10 @@ def running_stats_finding(layer: Any, reference: Any, cname: str, shape, seed: i
             "the input shape is not fixed" if not isinstance(shape[0], int) else
             f"its momentum {m!r} is not a float in (0, 1]")] if held else []
     roles = find_roles(layer, reference, cname, shape, seed)
-    notes = [_no_counterpart_note(odd, reference, ref_name)] if (odd := [
-        b for b in roles.moved if re.search(r"running|moving|(^|_)(mean|var|variance|std)($|_)", b)]) else []
+    odd = [b for b in roles.moved if re.search(r"running|moving|(^|_)(mean|var|variance|std)($|_)", b)]
+    notes = [f"running statistics: {', '.join(odd)} moved in the training forwards but as no running average of the "
+             f"batch's mean or variance at one rate (a cache of the batch's, a cumulative average?): not compared with "
+             f"{ref_name}'s"] if odd else []
     if not roles.own:
         return None, notes
     state = adapter_call(layer, "state_values")
@@ -186,28 +188,6 @@ def _counterparts_of(r: str, names: list[str]) -> list[str]:
         return [r]
     same = [n for n in names if _ROLES.get(n) == _ROLES.get(r, r)]
     return same if len(same) == 1 else []
-
-
-def _counterparts(names: list[str], reference: Any) -> dict[str, str]:
-    """``{the layer's buffer: the reference's attribute}``: the attribute of the same name, else the one of the
-    same role (``moving_mean``, ``mean`` -> ``running_mean``; ``moving_variance``, ``var`` -> ``running_var``)
-    when one buffer alone has that role and the reference holds no attribute of the buffer's own name."""
-    stats = [r for r, v in vars(reference).items() if isinstance(v, np.ndarray)]
-    out = {n: n for n in names if n in stats}
-    for r in stats:
-        if r not in out.values() and (s := _counterparts_of(r, [n for n in names if n not in out])):
-            out[s[0]] = r
-    return out
-
-
-def _no_counterpart_note(missing: list[str], reference: Any, ref_name: str) -> str:
-    """The note naming the written buffers ``missing`` that no statistic of the reference matches (the PASS's
-    line points to it)."""
-    held = [r for r, v in vars(reference).items() if isinstance(v, np.ndarray) and r in _ROLES]
-    return (f"running statistics: {', '.join(missing)} have no counterpart in {ref_name} (it holds "
-            f"{', '.join(held) or 'no running statistics'}; a buffer is matched by its name, or by its role when it "
-            "alone has it: mean, moving_mean or running_mean as running_mean; var, variance, moving_variance or "
-            "running_var as running_var): their update was not compared")
 
 
 def never_stored(layer: Any, reference: Any) -> list[str]:
