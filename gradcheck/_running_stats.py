@@ -104,16 +104,17 @@ def unchecked_buffers_line(cname: str, info: dict[str, Any], reference: str | No
 def running_stats_finding(layer: Any, reference: Any, cname: str, shape, seed: int, ref_name: str) -> tuple[
         Finding | None, list[str]]:
     """``(finding, notes)``: a ``running-stats`` error Finding when, given the layer's running statistics and
-    parameters, the ``reference`` (a manualprop layer with the same buffer names and a ``momentum``, PyTorch's
+    parameters, the ``reference`` (a manualprop layer with running statistics and a ``momentum``, PyTorch's
     convention) holds other running statistics after one training forward on the same batch, or gives another eval
-    output after it; None when they agree, or when nothing can be compared (no mapped buffers, another input count,
-    a state that cannot be read: ``notes`` says which). A running variance of the biased batch variance (CS231n's,
+    output after it; None when they agree, or when nothing can be compared (no statistics found, another input count,
+    a state that cannot be read: ``notes`` says which). Which of the layer's arrays are its statistics is
+    :func:`find_roles`'s answer (by their update, whatever their names), check's and the grader's alike. A running variance of the biased batch variance (CS231n's,
     Keras's) where the reference keeps the unbiased (PyTorch's, ``count / (count - 1)``) is accepted, said in ``notes``.
 
     Parameters
     ----------
     layer : RemoteLayer or layer
-        The checked layer (its forward takes a training switch, its ``protocol`` lists the buffers it writes).
+        The checked layer (its forward takes a training switch).
     reference : manualprop layer
         ``--reference``'s layer, with ``momentum`` and the buffers as attributes.
     cname, ref_name : str
