@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import ast
 import re
+import warnings
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -75,12 +77,14 @@ def pair_buffers(source: str, info: dict[str, Any]) -> list[str]:
     return list(dict.fromkeys(name for *_, name in sorted(found)))
 
 
-def unchecked_buffers_line(cname: str, info: dict[str, Any], reference: str | None, source: str = "") -> str:
+def unchecked_buffers_line(cname: str, info: dict[str, Any], reference: str | None, source: str = "",
+                           found: list[str] | tuple = ()) -> str:
     """The line after a PASS saying that forward's update of its running statistics was not compared (no reference
     holds the same names, or a function pair's, :func:`pair_buffers` of the file's ``source``, could not be
-    compared), with how to have it compared; "" when forward writes none."""
+    compared), with how to have it compared; "" when forward writes none. ``found``: the statistics whose names
+    tell no role, found by their update (:func:`found_by_update`)."""
     pair = pair_buffers(source, info)
-    bufs = written_buffers(info) or pair
+    bufs = written_buffers(info) or pair or list(found)
     if not bufs:
         return ""
     how = (f"the notes above say why {reference} did not compare them" if reference else
@@ -100,16 +104,17 @@ def unchecked_buffers_line(cname: str, info: dict[str, Any], reference: str | No
 def running_stats_finding(layer: Any, reference: Any, cname: str, shape, seed: int, ref_name: str) -> tuple[
         Finding | None, list[str]]:
     """``(finding, notes)``: a ``running-stats`` error Finding when, given the layer's running statistics and
-    parameters, the ``reference`` (a manualprop layer with the same buffer names and a ``momentum``, PyTorch's
+    parameters, the ``reference`` (a manualprop layer with running statistics and a ``momentum``, PyTorch's
     convention) holds other running statistics after one training forward on the same batch, or gives another eval
-    output after it; None when they agree, or when nothing can be compared (no mapped buffers, another input count,
-    a state that cannot be read: ``notes`` says which). A running variance of the biased batch variance (CS231n's,
+    output after it; None when they agree, or when nothing can be compared (no statistics found, another input count,
+    a state that cannot be read: ``notes`` says which). Which of the layer's arrays are its statistics is
+    :func:`find_roles`'s answer (by their update, whatever their names), check's and the grader's alike. A running variance of the biased batch variance (CS231n's,
     Keras's) where the reference keeps the unbiased (PyTorch's, ``count / (count - 1)``) is accepted, said in ``notes``.
 
     Parameters
     ----------
     layer : RemoteLayer or layer
-        The checked layer (its forward takes a training switch, its ``protocol`` lists the buffers it writes).
+        The checked layer (its forward takes a training switch).
     reference : manualprop layer
         ``--reference``'s layer, with ``momentum`` and the buffers as attributes.
     cname, ref_name : str
@@ -119,34 +124,26 @@ def running_stats_finding(layer: Any, reference: Any, cname: str, shape, seed: i
     seed : int
         The draws' seed.
     """
-    info = getattr(layer, "protocol", None) or {}
-    written = {b: _bare(b) for b in written_buffers(info)} or _held_unwritten(layer, reference)
     m = getattr(reference, "momentum", None)
-    if not written:
-        return None, []
     if not isinstance(shape[0], int) or not isinstance(m, float) or not 0 < m <= 1:
-        return None, [f"running statistics: {', '.join(written)} not compared with {ref_name}: " + (
+        held = _held_unwritten(layer, reference)
+        return None, [f"running statistics: {', '.join(held)} not compared with {ref_name}: " + (
             "the input shape is not fixed" if not isinstance(shape[0], int) else
-            f"its momentum {m!r} is not a float in (0, 1]")]
-    pairs = _counterparts(list(written.values()), reference)  # {the layer's name: the reference's}
-    bufs = {b: (s, pairs[s]) for b, s in written.items() if s in pairs}
-    notes = [] if len(bufs) == len(written) else [_no_counterpart_note(
-        [b for b, s in written.items() if s not in pairs], reference, ref_name)]
-    if not bufs:
+            f"its momentum {m!r} is not a float in (0, 1]")] if held else []
+    roles = find_roles(layer, reference, cname, shape, seed)
+    odd = [b for b in roles.moved if re.search(r"running|moving|(^|_)(mean|var|variance|std)($|_)", b)]
+    notes = [f"running statistics: {', '.join(odd)} moved in the training forwards but as no running average of the "
+             f"batch's mean or variance at one rate (a cache of the batch's, a cumulative average?): not compared with "
+             f"{ref_name}'s"] if odd else []
+    if not roles.own:
         return None, notes
     state = adapter_call(layer, "state_values")
-    own = {b: s for b, (s, r) in bufs.items() if s in state and np.shape(state[s]) == getattr(reference, r).shape}
-    if not own:
-        return None, notes + [f"running statistics: {', '.join(bufs)} could not be read as attributes of {cname}; "
-                              "their update was not compared with the reference"]
-    rname = {s: pairs[s] for s in own.values()}
-    for r, v in vars(reference).items():  # a statistic forward does not write (review36 F3), by name or role
-        s = next(iter(_counterparts_of(r, [k for k in state if re.match(r"(running|moving)_", k)])), None)
-        if (re.match(r"(running|moving)_", r) and r not in rname.values() and s is not None and s not in rname
-                and isinstance(v, np.ndarray) and np.shape(state.get(s)) == v.shape):
-            own[s], rname[s] = s, r
-    notes += [f"running statistics: {s} compared as {ref_name}'s {r} (the same role)"
-              for s, r in rname.items() if s != r]
+    own = {s: s for s in roles.own}
+    rname = dict(roles.own)
+    notes += [f"running statistics: {s} compared as {ref_name}'s {r} (" + (
+        "the same role" if roles.how[s] == "name" else "found by its update: an exponential moving average of the "
+        f"batch's {'mean' if _ROLES.get(r) == 'running_mean' else 'variance'}") + ")"
+        for s, r in rname.items() if s != r]
     params = V.layer_params(layer, cname)
     rparams = getattr(reference, "params", None) or {}
     names = mapped_names(rparams, params, cname, f"reference {ref_name}", ValueError) if params else {}
@@ -160,7 +157,8 @@ def running_stats_finding(layer: Any, reference: Any, cname: str, shape, seed: i
     after = adapter_call(layer, "state_values")
     found, more = _compared({b: rname[s] for b, s in own.items()}, before,
                             {rname[s]: after.get(s) for s in own.values()}, reference, X, ref_name, cname, lambda: (
-        Call(layer, cname, [Xe], inputs, params, False).forward(Xe.copy()), [Xe]), state.get("momentum"))
+        Call(layer, cname, [Xe], inputs, params, False).forward(Xe.copy()), [Xe]), roles.momentum(),
+        claimed=roles.claimed)
     return found, notes + more
 
 
@@ -191,28 +189,6 @@ def _counterparts_of(r: str, names: list[str]) -> list[str]:
         return [r]
     same = [n for n in names if _ROLES.get(n) == _ROLES.get(r, r)]
     return same if len(same) == 1 else []
-
-
-def _counterparts(names: list[str], reference: Any) -> dict[str, str]:
-    """``{the layer's buffer: the reference's attribute}``: the attribute of the same name, else the one of the
-    same role (``moving_mean``, ``mean`` -> ``running_mean``; ``moving_variance``, ``var`` -> ``running_var``)
-    when one buffer alone has that role and the reference holds no attribute of the buffer's own name."""
-    stats = [r for r, v in vars(reference).items() if isinstance(v, np.ndarray)]
-    out = {n: n for n in names if n in stats}
-    for r in stats:
-        if r not in out.values() and (s := _counterparts_of(r, [n for n in names if n not in out])):
-            out[s[0]] = r
-    return out
-
-
-def _no_counterpart_note(missing: list[str], reference: Any, ref_name: str) -> str:
-    """The note naming the written buffers ``missing`` that no statistic of the reference matches (the PASS's
-    line points to it)."""
-    held = [r for r, v in vars(reference).items() if isinstance(v, np.ndarray) and r in _ROLES]
-    return (f"running statistics: {', '.join(missing)} have no counterpart in {ref_name} (it holds "
-            f"{', '.join(held) or 'no running statistics'}; a buffer is matched by its name, or by its role when it "
-            "alone has it: mean, moving_mean or running_mean as running_mean; var, variance, moving_variance or "
-            "running_var as running_var): their update was not compared")
 
 
 def never_stored(layer: Any, reference: Any) -> list[str]:
@@ -280,14 +256,16 @@ def pair_running_stats_finding(layer: Any, reference: Any, cname: str, shapes, s
 
 
 def _compared(own: dict, before: dict, after: dict, reference: Any, X: np.ndarray, ref_name: str, cname: str,
-              eval_out, momentum=None, pair: bool = False) -> tuple[Finding | None, list[str]]:
+              eval_out, momentum=None, pair: bool = False, claimed=()) -> tuple[Finding | None, list[str]]:
     """:func:`running_stats_finding`'s comparison of the statistics ``after`` the layer's training forward on ``X``
     from ``before`` (``{reference name: array}``; ``own``: ``{the layer's buffer: reference name}``) with the
     ``reference``'s after the same forward from the same values, then, when they agree, of the eval outputs:
     ``eval_out()`` gives the layer's (and the inputs it was given, the reference's too: its parameters already the
     layer's), or ``(None, why)`` when no eval forward can be run (said in the notes). ``momentum``: the layer's own
     (its attribute or its dict's), by which statistics at another rate are accepted (:func:`_another_rate`; ``pair``:
-    the layer is a CS231n function pair, whose ``bn_param`` momentum is CS231n's share kept by its API)."""
+    the layer is a CS231n function pair, whose ``bn_param`` momentum is CS231n's share kept by its API; ``claimed``:
+    a class's :attr:`Roles.claimed`, None when no attribute of it holds a rate and ``momentum`` is the share its
+    update kept)."""
     m = reference.momentum
     for r, v in before.items():
         setattr(reference, r, v.copy())
@@ -306,7 +284,7 @@ def _compared(own: dict, before: dict, after: dict, reference: Any, X: np.ndarra
             setattr(reference, r, got.copy())
             continue
         wrong.append((b, r, got, want, biased if "var" in r and count > 1 else want))
-    if wrong and (rate := _another_rate(wrong, before, m, momentum, ref_name, pair)):
+    if wrong and (rate := _another_rate(wrong, before, m, momentum, ref_name, pair, claimed)):
         notes.append(rate)  # (a running average at the layer's own momentum, another convention: review36 F2)
         for _, r, got, *_ in wrong:
             setattr(reference, r, got.copy())
@@ -324,8 +302,23 @@ def _compared(own: dict, before: dict, after: dict, reference: Any, X: np.ndarra
     err = float(np.max(np.abs(Ys - Yr))) if Ys.shape == Yr.shape else float("nan")
     return Finding("running-stats", (
         f"after one training forward, {cname}'s running statistics ({', '.join(own)}) equal {ref_name}'s, but "
-        f"the eval forward on another batch differs from {ref_name}'s by up to {err:.3g}: the eval forward "
-        f"does not normalise with them as (X - running_mean) / sqrt(running_var + eps)"), layer="BatchNorm"), notes
+        f"the eval forward on another batch differs from {ref_name}'s by up to {err:.3g}: " + (
+            f"it normalises with the batch's own mean and variance (it equals {ref_name}'s training output on that "
+            f"batch): in eval mode use the running statistics, xhat = (X - running_mean) / sqrt(running_var + eps)"
+            if _batch_normalised(Ys, reference, xs[0]) else "the eval forward does not normalise with them as "
+            "(X - running_mean) / sqrt(running_var + eps)")), layer="BatchNorm"), notes
+
+
+def _batch_normalised(Ys: np.ndarray, reference: Any, Xe: np.ndarray) -> bool:
+    """Whether the eval output ``Ys`` is the ``reference``'s training output on ``Xe`` (a copy of it: normalised
+    by the batch's own statistics), the eval forward's bug of using them in place of the running ones."""
+    import copy
+
+    try:
+        Yb = np.asarray(copy.deepcopy(reference).forward(Xe.copy(), training=True), dtype=np.float64)
+    except Exception:  # noqa: BLE001 - no claim
+        return False
+    return Ys.shape == Yb.shape and close(Ys, Yb, _RTOL, _ATOL)
 
 
 def _differing_stats(wrong, before: dict, m: float, ref_name: str) -> Finding:
@@ -367,7 +360,7 @@ def _one_share(wrong, before: dict, m: float) -> float | None:
     return ks[0] if None not in ks and np.ptp(ks) <= 1e-6 else None
 
 
-def _another_rate(wrong, before: dict, m: float, momentum, ref_name: str, pair: bool = False) -> str:
+def _another_rate(wrong, before: dict, m: float, momentum, ref_name: str, pair: bool = False, claimed=()) -> str:
     """The note accepting ``wrong`` (:func:`running_stats_finding`'s differing buffers) as a running average at the
     layer's own ``momentum`` (its attribute) in one convention or the other, at a rate the reference does not have
     (Keras's momentum=0.99 keeps 0.99; PyTorch's momentum=m keeps 1 - m: review36 F2); "" otherwise (a FAIL).
@@ -380,7 +373,9 @@ def _another_rate(wrong, before: dict, m: float, momentum, ref_name: str, pair: 
     half is accepted at the layer's own momentum in either convention, also when it equals the reference's momentum
     (a PyTorch class with momentum=0.1, keeping 0.9, against ``--reference-init '{"momentum": 0.9}'``): its update is
     the same as a CS231n class's with momentum=0.9, accepted alike (review37's ar_ref_m_ok: before, one FAILed as
-    swapped and the other PASSed)."""
+    swapped and the other PASSed). ``claimed`` (:attr:`Roles.claimed`): the attribute holding the class's rate, or
+    None when none does (verify45b F2: Keras's ``self.decay``, ``self.rho`` are read as ``momentum`` is; with none, the
+    share its update keeps is its rate, in the kept-share convention, accepted from a half up)."""
     k = _one_share(wrong, before, m)
     if k is None or not 1e-6 < k < 1 - 1e-6 or momentum is None or np.ndim(momentum) != 0:  # (0-d: state_values)
         return ""  # (None: the layer's momentum unknown, a bn_param without it)
@@ -389,9 +384,12 @@ def _another_rate(wrong, before: dict, m: float, momentum, ref_name: str, pair: 
         return ""  # (keeping less than half: 0.99 in PyTorch's formula keeping 0.01, 0.1 in CS231n's keeping 0.1)
     conv = ("CS231n's and Keras's convention (momentum is the share kept)" if abs(momentum - k) < 1e-6 else
             "PyTorch's convention (momentum is the batch's share)" if abs(1 - momentum - k) < 1e-6 else "")
+    name = "momentum" if not claimed else claimed[0]
+    yours = (f"your {name}={momentum:g} in {conv}" if claimed is not None else
+             f"a rate read from the update itself (no attribute of the layer holds it), {conv}")
     return conv and (
         f"running statistics: {', '.join(b for b, *_ in wrong)} are running averages keeping {k:.3g} of the old value, "
-        f"your momentum={momentum:g} in {conv}; {ref_name} (momentum={m:g}) keeps {1 - m:g}: accepted as another "
+        f"{yours}; {ref_name} (momentum={m:g}) keeps {1 - m:g}: accepted as another "
         f"rate, the eval output compared given your statistics. To compare the rate too: add \"momentum\": "
         f"{1 - k:.3g} to --reference-init" + (
             f". It keeps less than half: if your {momentum:g} is PyTorch's momentum (the batch's share), your formula "
@@ -415,3 +413,180 @@ def _fmt(a: np.ndarray) -> str:
     """A short print of a statistic: its first entries."""
     flat = np.asarray(a).ravel()
     return "[" + ", ".join(f"{v:.4g}" for v in flat[:3]) + (", ...]" if flat.size > 3 else "]")
+
+
+# ------------------------------------------------------------- the one role finder (check's and the grader's)
+
+#: A scalar attribute named like a running average's rate (PyTorch's and Keras's ``momentum``, TF 1's ``decay``,
+#: ``rho``, an ``ema``/``avg`` factor): the rate the layer's own constructor claims (verify45b F2).
+_RATE_NAME = re.compile(r"mom|decay|rho|ema|avg|average|smooth", re.I)
+
+
+@dataclass
+class Roles:
+    """The running statistics :func:`find_roles` found in a layer: ``own`` ``{the layer's attribute: the reference's
+    statistic}`` (``run_mu`` -> ``running_mean``), ``how`` ``{attribute: how it was found}`` (``"update"``: by what
+    two training forwards did to it; ``"name"``: by its name alone, an array no training forward moved as a running
+    average), ``rate`` the share of the old value every statistic found by its update kept (None when none was, or
+    they kept different shares), ``claimed`` ``(attribute, value)`` the rate the layer's own scalar attribute claims
+    (None: no such attribute; the rate is then read from the update itself), ``moved``: arrays of a statistic's
+    shape that the training forwards moved and that are no running average (a cache, a counter: not compared)."""
+
+    own: dict[str, str] = field(default_factory=dict)
+    how: dict[str, str] = field(default_factory=dict)
+    rate: float | None = None
+    claimed: tuple[str, float] | None = None
+    moved: list[str] = field(default_factory=list)
+
+    def momentum(self) -> float | None:
+        """The rate :func:`_another_rate` reads as the layer's momentum: the claimed attribute's value, else the
+        share kept measured from the update (the kept-share convention), else None."""
+        return self.claimed[1] if self.claimed else self.rate
+
+
+def find_roles(layer: Any, reference: Any, cname: str, shape, seed: int) -> Roles:
+    """The layer's running statistics, found as the reference's (``running_mean``, ``running_var``) by what the
+    layer does, not by their names (staff45 F2: ``run_mu``/``run_sigma2`` never compared; verify45b F1: an extra
+    array that moves is no statistic): on a copy of the layer, two training forwards on batches X1, X2; an array of a
+    statistic's shape, not a parameter, whose values ``s0 -> s1 -> s2`` are ``s_k = r s_(k-1) + (1 - r) b_k`` for
+    one ``r`` in (0, 1) over every feature and both calls, ``b_k`` batch k's statistic (the mean, or the variance,
+    biased or unbiased) read from the reference's own update of it, is an exponential moving average of that
+    statistic, kept at rate ``r``. A statistic no array so tracks is matched by name (the reference's name, or one of
+    its role, :data:`_ROLES`): one no training forward moved (a running mean never updated) is compared so. One
+    finder, called by ``gradcheck check`` and by the grader alike (:func:`running_stats_finding`), so their
+    verdicts cannot disagree.
+
+    Parameters
+    ----------
+    layer : layer or RemoteLayer
+        The checked layer, with a training switch (copied: its state is left as it was).
+    reference : manualprop layer
+        A layer with running statistics as arrays (``running_*``, ``moving_*``) and ``momentum`` (PyTorch's).
+    cname : str
+        The layer's name, for the messages.
+    shape : tuple of int
+        The input's shape.
+    seed : int
+        The batches' seed.
+
+    Returns
+    -------
+    Roles
+    """
+    stats = {r: v for r, v in vars(reference).items() if re.match(r"(running|moving)_", r) and isinstance(v, np.ndarray)}
+    state = adapter_call(layer, "state_values")
+    with warnings.catch_warnings():  # (float32 parameters: check warns of them once, where it checks them)
+        warnings.simplefilter("ignore")
+        params = set(V.layer_params(layer, cname))
+        roles = Roles()
+        fits = _ema_fits(layer, reference, stats, [k for k, v in state.items() if k not in params and np.ndim(v) >= 1
+                                                   and any(np.shape(v) == a.shape for a in stats.values())],
+                         cname, shape, seed, roles)
+    for r in stats:
+        fit = fits.get(r, [])
+        pick = [k for k in fit if k not in roles.own and k in _counterparts_of(r, fit)] or [
+            k for k in fit if k not in roles.own]
+        if pick:
+            roles.own[pick[0]], roles.how[pick[0]] = r, "update"
+    shares = [fits["rate"][k] for k in roles.own]  # (all found by their update here)
+    roles.rate = shares[0] if shares and np.ptp(shares) <= 1e-6 else None
+    named = [k for k in state if k not in roles.own and k not in params and (re.match(r"(running|moving)_", k)
+                                                                          or k in _ROLES)]
+    for r, v in stats.items():  # a statistic no array tracks: by name (never updated, swapped at rate 0 ...)
+        if r not in roles.own.values() and (s := _counterparts_of(r, named)) and np.shape(state[s[0]]) == v.shape:
+            roles.own[s[0]], roles.how[s[0]] = r, "name"
+            named.remove(s[0])
+    roles.moved = [k for k in roles.moved if k not in roles.own]
+    rates = [(k, float(v)) for k, v in state.items() if np.ndim(v) == 0 and _RATE_NAME.search(k) and 0 < v < 1]
+    kept = [] if roles.rate is None else [(k, v) for k, v in rates if min(abs(v - roles.rate), abs(1 - v - roles.rate))
+                                          < 1e-6]
+    roles.claimed = (kept or rates or [None])[0]
+    return roles
+
+
+def found_by_update(layer: Any, cname: str, shape, seed: int) -> list[str]:
+    """The layer's arrays :func:`find_roles` finds by their update (running statistics whatever their names: ``run_mu``)
+    measured against a manualprop BatchNorm of the input's features (``BatchNorm1D`` for (N, D), ``BatchNorm2D`` for
+    (N, C, H, W)), whose own update gives the batch's statistics: what a PASS without ``--reference`` says it did not
+    check (before, a renamed statistic was not said at all); [] for another input, or when none is found."""
+    import manualprop
+
+    if len(shape) not in (2, 4) or not all(isinstance(n, int) for n in shape):
+        return []
+    ref = (manualprop.BatchNorm1D if len(shape) == 2 else manualprop.BatchNorm2D)(shape[1])
+    try:
+        roles = find_roles(layer, ref, cname, tuple(shape), seed)
+    except Exception:  # noqa: BLE001 - a probe: nothing said, as before
+        return []
+    return [k for k, how in roles.how.items() if how == "update"]
+
+
+def _ema_fits(layer: Any, reference: Any, stats: dict, cands: list[str], cname: str, shape, seed: int,
+              roles: Roles) -> dict:
+    """:func:`find_roles`'s measurement: ``{reference statistic: [the layer's arrays that are an exponential moving
+    average of it]}`` and ``"rate"``: ``{array: the share kept}``; the arrays that moved otherwise join
+    ``roles.moved``. {} when the layer cannot be copied or run so (then statistics are found by name alone)."""
+    import copy
+
+    if not cands:
+        return {}
+    try:
+        probe, ref = copy.deepcopy(layer), copy.deepcopy(reference)
+        params = V.layer_params(probe, cname)
+        inputs = V.input_names(probe, 1)
+        rng = np.random.default_rng([seed, 46])
+        xs = [rng.standard_normal(shape) * 1.5 + 0.5 for _ in range(2)]
+        seen = [adapter_call(probe, "state_values")]
+        for X in xs:
+            Call(probe, cname, [X], inputs, params, True).forward(X.copy())
+            seen.append(adapter_call(probe, "state_values"))
+        batch = [_batch_stats(ref, stats, X) for X in xs]
+    except Exception:  # noqa: BLE001 - a layer that cannot be copied or run twice: by name alone, as before
+        return {}
+    fits, rate = {}, {}
+    for k in cands:
+        s = [np.asarray(d.get(k), dtype=np.float64) for d in seen]
+        if any(a.shape != s[0].shape for a in s) or np.array_equal(s[0], s[1]):
+            continue
+        for r, variants in batch[0].items():
+            for i in range(len(variants)):
+                share = _one_rate(s, [batch[0][r][i], batch[1][r][i]]) if s[0].shape == stats[r].shape else None
+                if share is not None:
+                    fits.setdefault(r, []).append(k)
+                    rate[k] = share
+                    break
+            if k in rate:
+                break
+        if k not in rate:
+            roles.moved.append(k)
+    return {**fits, "rate": rate}
+
+
+def _batch_stats(ref: Any, stats: dict, X: np.ndarray) -> dict[str, list[np.ndarray]]:
+    """``{statistic: [the batch's value, ...]}`` of batch ``X``, read from the reference's own update (its
+    statistics set to 0, one training forward: ``momentum * batch``): the mean; the variance unbiased (PyTorch's,
+    the reference's) and biased (CS231n's, Keras's)."""
+    m = ref.momentum
+    for r, v in stats.items():
+        setattr(ref, r, np.zeros_like(v))
+    ref.forward(X.copy(), training=True)
+    out = {}
+    for r, v in stats.items():
+        b = np.asarray(getattr(ref, r), dtype=np.float64) / m
+        count = X.size / max(v.size, 1)
+        out[r] = [b, b * (count - 1) / count] if _ROLES.get(r) == "running_var" and count > 1 else [b]
+    return out
+
+
+def _one_rate(s: list[np.ndarray], b: list[np.ndarray]) -> float | None:
+    """The one share ``r`` in (0, 1) with ``s[k] = r s[k-1] + (1 - r) b[k-1]`` in every entry of both calls (an
+    exponential moving average of ``b``), fitted by least squares over the entries and checked on each (to 1e-5 of
+    its size: float32 statistics fit too); None when there is none (a cache: r = 0; a counter, an accumulator: no
+    one r; never moved: r = 1)."""
+    old, new, batch = (np.concatenate([a.ravel() for a in x]) for x in (s[:-1], s[1:], b))
+    gap = old - batch
+    if not np.all(np.isfinite(new)) or float(gap @ gap) <= 1e-12 * (1 + float(batch @ batch)):
+        return None
+    r = float((new - batch) @ gap / (gap @ gap))
+    fits = np.abs(new - (r * old + (1 - r) * batch)) <= 1e-5 * (np.abs(new) + np.abs(old) + np.abs(batch) + 1e-12)
+    return r if fits.all() and 1e-6 < r < 1 - 1e-6 else None

@@ -873,6 +873,7 @@ def _running_stats(args, layer, reference, label: str, shape, diag) -> None:
     compared (passed True) or not (None, its detail the line the verdict prints: newuser35 H2, the eval forward was
     compared only at the initial statistics, where a swapped momentum gives the same output)."""
     from ._running_stats import (
+        found_by_update,
         pair_running_stats_finding,
         running_stats_finding,
         unchecked_buffers_line,
@@ -882,6 +883,8 @@ def _running_stats(args, layer, reference, label: str, shape, diag) -> None:
     cname, source = label.rpartition("::")[2], _source_of(label)
     info = getattr(layer, "protocol", None) or {}
     line = unchecked_buffers_line(cname, info, args.reference, source)
+    if not line and reference is None and diag.passed and "training" in diag.modes:  # run_mu: by its update
+        line = unchecked_buffers_line(cname, info, None, source, found_by_update(layer, cname, shape, args.seed))
     if not diag.passed or not line and reference is None:  # (with a reference: statistics never written, verify37 F2)
         return
     found, notes = (None, [])

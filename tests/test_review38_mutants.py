@@ -176,15 +176,13 @@ def test_running_statistics_counterparts_by_role_only_when_unambiguous():
     is matched by its own name, else by its role when it alone has that role; a reference statistic matched by
     name is not matched again by role to another buffer (a batch mean cached as ``self.mean`` beside
     ``running_mean`` is no running statistic), and two buffers of one role match neither."""
-    from gradcheck._running_stats import _counterparts, _counterparts_of
+    from gradcheck._running_stats import _counterparts_of
 
-    ref = mp.BatchNorm1D(4)
-    assert _counterparts(["running_mean", "mean", "running_var"], ref) == {"running_mean": "running_mean",
-                                                                          "running_var": "running_var"}
-    assert _counterparts(["moving_mean", "moving_variance"], ref) == {"moving_mean": "running_mean",
-                                                                      "moving_variance": "running_var"}
+    # (session 46: _counterparts, matching the names forward writes, gave way to find_roles, which matches by the
+    # update first and by name, through _counterparts_of, only the statistics no array tracks)
+    assert _counterparts_of("running_mean", ["running_mean", "mean"]) == ["running_mean"]
+    assert _counterparts_of("running_var", ["moving_mean", "moving_variance"]) == ["moving_variance"]
     assert _counterparts_of("running_mean", ["mean", "moving_mean"]) == []
-    assert _counterparts(["mean", "moving_mean", "var"], ref) == {"var": "running_var"}
     assert _counterparts_of("running_var", ["var"]) == ["var"]
 
 

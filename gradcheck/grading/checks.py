@@ -772,7 +772,7 @@ def _forward_graded(layer: Any, reference: Any, xs: list[np.ndarray], X: Any, rt
     if _agree(Y, Y_ref, rtol, atol, expect_nonfinite):
         return Verdict([Part("Y", points, True)], notes)
     return Verdict([Part("Y", points, False, f"the output differs from the expected one; {_worst(Y, Y_ref, 'Y')}."
-                         + _running_stats_said(layer, reference, stats) + _classic_eval(Y, Y_ref, xs, training))],
+                         + _running_stats_said(layer, reference, stats, xs) + _classic_eval(Y, Y_ref, xs, training))],
                    notes)
 
 
@@ -792,40 +792,59 @@ def _classic_eval(Y: np.ndarray, Y_ref: np.ndarray, xs: list[np.ndarray], traini
 
 
 def _running_stats(layer: Any, reference: Any) -> dict[str, np.ndarray]:
-    """``{name: the student's value}`` of the running statistics the reference holds (its ``running_*``,
-    ``moving_*`` arrays) that the student's layer holds under the same names, read before an eval forward (in the
-    sandbox's child for a sandboxed layer); ``{}`` when the reference has none or they cannot be read."""
-    names = [k for k, v in vars(reference).items() if re.match(r"(running|moving)_", k) and isinstance(v, np.ndarray)]
-    if not names:
+    """``{name: the student's value}`` of the student's arrays of the shapes of the running statistics the reference
+    holds (its ``running_*``, ``moving_*`` arrays), whatever their names (which of them are its statistics is found
+    after, by :func:`gradcheck._running_stats.find_roles`), read before an eval forward (in the sandbox's child for
+    a sandboxed layer); ``{}`` when the reference has none or they cannot be read."""
+    shapes = [np.shape(v) for k, v in vars(reference).items()
+              if re.match(r"(running|moving)_", k) and isinstance(v, np.ndarray)]
+    if not shapes:
         return {}
     try:
         state = adapter_call(layer, "state_values")
     except Exception:  # noqa: BLE001 - the words are a diagnosis: the verdict stands without them
         return {}
-    return {k: state[k] for k in names if k in state and np.shape(state[k]) == np.shape(getattr(reference, k))}
+    return {k: v for k, v in state.items() if np.ndim(v) >= 1 and np.shape(v) in shapes}
 
 
-def _running_stats_said(layer: Any, reference: Any, before: Mapping[str, np.ndarray]) -> str:
-    """The words of an eval output that differs, on the running statistics ``before`` it (:func:`_running_stats`):
-    its eval forward changed them (updated in eval mode, in check's words, :func:`gradcheck.diagnose._state_fields`),
-    or they differ from the reference's after the same training forwards of this test (the update, not the eval
-    forward, is wrong); "" when neither (newuser37 F8, F6b: the grader said "no known bug pattern" where check
-    named the bug)."""
+def _stats_roles(layer: Any, reference: Any, before: Mapping[str, np.ndarray], xs: list[np.ndarray]) -> dict[str, str]:
+    """``{the student's attribute: the reference's statistic}`` of ``before``'s arrays, by the one role finder check
+    uses (:func:`gradcheck._running_stats.find_roles`: by what training forwards do to them, on a copy), else by
+    the same names; {} when none."""
+    from .._running_stats import find_roles
+
+    try:
+        own = find_roles(layer, reference, type(layer).__name__, xs[0].shape, 0).own if len(xs) == 1 else {}
+    except Exception:  # noqa: BLE001 - the words are a diagnosis: by name, as before
+        own = {}
+    return {k: r for k, r in own.items() if k in before} or {k: k for k in before if isinstance(
+        getattr(reference, k, None), np.ndarray) and re.match(r"(running|moving)_", k)}
+
+
+def _running_stats_said(layer: Any, reference: Any, before: Mapping[str, np.ndarray], xs: list[np.ndarray]) -> str:
+    """The words of an eval output that differs, on the running statistics ``before`` it (:func:`_running_stats`,
+    their roles by :func:`_stats_roles`): its eval forward changed them (updated in eval mode, in check's words,
+    :func:`gradcheck.diagnose._state_fields`), or they differ from the reference's after the same training forwards
+    of this test (the update, not the eval forward, is wrong); "" when neither (newuser37 F8, F6b: the grader said
+    "no known bug pattern" where check named the bug)."""
     if not before:
         return ""
     try:
         after = adapter_call(layer, "state_values")
     except Exception:  # noqa: BLE001 - as _running_stats
         return ""
+    roles = _stats_roles(layer, reference, before, xs)
+    before = {k: before[k] for k in roles}
     moved = [k for k, v in before.items() if k in after and not np.array_equal(after[k], v, equal_nan=True)]
     if moved:
         f = _state_fields(False, 0.0, moved)
         return f" Your eval forward changed {', '.join(moved)}{f['why']}. Fix: {f['fix']}."
-    differ = [k for k, v in before.items() if not close(v, getattr(reference, k), 1e-7, 1e-10)]
+    differ = [k for k, v in before.items() if np.shape(v) == np.shape(getattr(reference, roles[k])) and not close(
+        v, getattr(reference, roles[k]), 1e-7, 1e-10)]
     if not differ:
         return ""
-    kept = [k for k in differ if at_initial_value(k, before[k])]  # verify37 F9: never updated, as check says it
-    said = "; ".join(f"{k} is {_fmt(before[k])}, the expected {_fmt(getattr(reference, k))}"
+    kept = [k for k in differ if at_initial_value(roles[k], before[k])]  # verify37 F9: never updated, as check says
+    said = "; ".join(f"{k} is {_fmt(before[k])}, the expected {_fmt(getattr(reference, roles[k]))}"
                      + (f" ({NOT_UPDATED}: it still holds its initial value)" if k in kept else "") for k in differ)
     m = getattr(reference, "momentum", None)
     rule = (f" (running = (1 - momentum) * running + momentum * batch statistic with momentum={m:g}, the variance "

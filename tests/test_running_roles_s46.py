@@ -1,0 +1,223 @@
+"""issue 10 §3, staff45 F2, verify45b F1/F2: a BatchNorm's running statistics are found by what they do, by one
+finder (:func:`gradcheck._running_stats.find_roles`) that ``gradcheck check`` and the grader both call.
+
+Before: statistics were found by their names (``running_*``, ``moving_*``, ``mean``, ``var``), so a swapped momentum
+FAILed as ``running_mean`` and PASSed (full marks) as ``run_mu``, ``rm``, ``ema_mean``, ``mu_avg``; a right
+Keras-rule layer whose rate sits in ``self.rho`` or ``self.decay`` FAILed (the rate was read from ``momentum`` alone).
+Now an array is a running statistic when two training forwards make it an exponential moving average of the batch's
+mean or variance (biased or unbiased) at one rate in (0, 1), whatever its name; an extra moving array (a counter, a
+cached batch mean, an accumulator) is none. The layers are written against two rules we did not write: PyTorch's
+``BatchNorm1d`` (``running = (1 - momentum) * running + momentum * batch``, momentum 0.1, the unbiased variance) and
+Keras's ``BatchNormalization`` (``moving = moving * momentum + batch * (1 - momentum)``, momentum 0.99, the biased
+variance), each right and with the momentum swapped.
+"""
+
+import pathlib
+import sys
+
+import numpy as np
+import pytest
+
+import manualprop as mp
+from gradcheck.grading.checks import layer_gradients
+
+sys.path.insert(0, str(pathlib.Path(__file__).parent))
+from test_cli import run_here  # noqa: E402
+from test_grading_keys_s35 import _grade  # noqa: E402
+
+SOURCE = '''import numpy as np
+
+
+class BN:
+    def __init__(self, D, eps=1e-5, RATE=MOMENTUM):
+        self.eps, self.RATE = eps, RATE
+        self.params = {"gamma": np.ones(D), "beta": np.zeros(D)}
+        self.grads = {k: np.zeros_like(v) for k, v in self.params.items()}
+        self.MEAN = np.zeros(D)
+        self.VAR = np.ones(D)
+        self.extra = np.zeros(D)
+
+    def forward(self, X, training=True):
+        g, b, m = self.params["gamma"], self.params["beta"], self.RATE
+        mu, var = X.mean(0), X.var(0)
+        if training:
+            vr = VARIANCE
+            self.MEAN = UPDATE_MEAN
+            self.VAR = UPDATE_VAR
+            EXTRA
+            xhat = (X - mu) / np.sqrt(var + self.eps)
+            self.cache = (xhat, var, True)
+        else:
+            EVAL_STATS
+            xhat = (X - self.MEAN) / np.sqrt(self.VAR + self.eps)
+            self.cache = (xhat, self.VAR, False)
+        return g * xhat + b
+
+    def backward(self, dY):
+        xhat, var, training = self.cache
+        g = self.params["gamma"]
+        self.grads["gamma"] = (dY * xhat).sum(0)
+        self.grads["beta"] = dY.sum(0)
+        dxhat = dY * g
+        inv = 1.0 / np.sqrt(var + self.eps)
+        if not training:
+            return dxhat * inv
+        N = dY.shape[0]
+        return inv / N * (N * dxhat - dxhat.sum(0) - xhat * (dxhat * xhat).sum(0))
+'''
+PYTORCH = "(1 - m) * self.MEAN + m * mu", "(1 - m) * self.VAR + m * vr"
+KERAS = "m * self.MEAN + (1 - m) * mu", "m * self.VAR + (1 - m) * vr"
+#: (momentum, right update, swapped update, the batch variance): PyTorch's BatchNorm1d and Keras's BatchNormalization
+RULES = {"pytorch": ("0.1", PYTORCH, KERAS, "var * X.shape[0] / (X.shape[0] - 1)"),
+         "keras": ("0.99", KERAS, PYTORCH, "var")}
+EXTRAS = {"none": "pass", "counter": "self.extra = self.extra + 1", "cache": "self.extra = mu.copy()",
+          "accumulator": "self.extra = self.extra + mu"}
+
+
+def source(rule, swapped=False, names=("running_mean", "running_var"), rate="momentum", extra="none",
+           eval_batch=False, cls="BN"):
+    """A class BatchNorm in ``rule``'s convention (right, or its momentum ``swapped``), its statistics and rate
+    attribute named ``names``, ``rate``, with an ``extra`` (D,) array its training forward moves, and an eval forward
+    normalising with the batch's statistics (``eval_batch``)."""
+    momentum, right, wrong, variance = RULES[rule]
+    mean, var = wrong if swapped else right
+    text = SOURCE.replace("UPDATE_MEAN", mean).replace("UPDATE_VAR", var).replace("VARIANCE", variance)
+    text = text.replace("EXTRA", EXTRAS[extra]).replace("MOMENTUM", momentum).replace("RATE", rate)
+    text = text.replace("EVAL_STATS", "self.MEAN, self.VAR = mu, var" if eval_batch else "pass")
+    return text.replace("MEAN", names[0]).replace("VAR", names[1]).replace("class BN:", f"class {cls}:")
+
+
+def build(text, cls="BN"):
+    space = {}
+    exec(compile(text, f"<{cls}>", "exec"), space)  # noqa: S102 - our own test layer
+    return space[cls](4)
+
+
+X = np.random.default_rng(3).normal(1.0, 2.0, (8, 4))
+
+
+# --------------------------------------------------------------------------- the finder itself
+
+
+@pytest.mark.parametrize("rule, names, rate, extra", [
+    ("pytorch", ("run_mu", "run_sigma2"), "momentum", "counter"),
+    ("keras", ("moving_mean", "moving_variance"), "rho", "cache"),
+    ("keras", ("rm", "rv"), "decay", "accumulator"),
+    ("pytorch", ("mu_avg", "var_avg"), "momentum", "cache"),
+])
+def test_statistics_are_found_by_their_update_whatever_their_names(rule, names, rate, extra):
+    from gradcheck._running_stats import find_roles  # (new in session 46)
+
+    roles = find_roles(build(source(rule, names=names, rate=rate, extra=extra)), mp.BatchNorm1D(4), "BN", X.shape, 0)
+    assert roles.own == {names[0]: "running_mean", names[1]: "running_var"}, roles
+    assert roles.how == {names[0]: "update", names[1]: "update"}, roles
+    assert roles.moved == ["extra"], roles  # a counter, a cached batch mean, an accumulator: no statistic (F1)
+    kept = 0.9 if rule == "pytorch" else 0.99
+    assert roles.rate == pytest.approx(kept, abs=1e-9), roles
+    assert roles.claimed == (rate, float(RULES[rule][0])), roles  # the rate in whatever attribute holds it (F2)
+
+
+def test_a_swapped_momentum_is_a_moving_average_at_the_swapped_rate_and_a_rate_without_an_attribute_is_read():
+    from gradcheck._running_stats import find_roles
+
+    text = source("keras", swapped=True, names=("ema_mean", "ema_var"), rate="_m")  # private: no attribute read
+    roles = find_roles(build(text), mp.BatchNorm1D(4), "BN", X.shape, 0)
+    assert roles.own == {"ema_mean": "running_mean", "ema_var": "running_var"}, roles
+    assert roles.rate == pytest.approx(0.01, abs=1e-9) and roles.claimed is None, roles
+    assert roles.momentum() == roles.rate
+
+
+# --------------------------------------------------------------------------- the grader (local layers)
+
+
+@pytest.mark.parametrize("rule", sorted(RULES))
+@pytest.mark.parametrize("names, rate, extra", [
+    (("run_mu", "run_sigma2"), "momentum", "none"),  # staff45 F2's names
+    (("rm", "rv"), "rho", "counter"),  # verify45b F2's rate attribute, F1's extra moving array
+])
+def test_the_grader_takes_the_points_of_a_swapped_momentum_whatever_the_names_and_keeps_the_right_ones(
+        rule, names, rate, extra):
+    right = layer_gradients(build(source(rule, False, names, rate, extra)), X, mp.BatchNorm1D(4), training=True,
+                            seed=1)
+    assert right.passed, right.markdown()
+    bug = layer_gradients(build(source(rule, True, names, rate, extra)), X, mp.BatchNorm1D(4), training=True, seed=1)
+    assert not any(p.passed for p in bug.parts), bug.markdown()  # before: every part passed (never compared)
+    assert f"{names[0]} is" in bug.parts[0].message and "the momentum looks swapped" in bug.parts[0].message
+
+
+def test_the_grader_names_an_eval_forward_that_uses_the_batch_statistics():
+    v = layer_gradients(build(source("pytorch", names=("rm", "rv"), eval_batch=True)), X, mp.BatchNorm1D(4),
+                        training=True, seed=1)
+    assert not any(p.passed for p in v.parts), v.markdown()  # before: full marks (rm, rv never compared)
+    assert "it normalises with the batch's own mean and variance" in v.parts[0].message, v.parts[0].message
+
+
+# --------------------------------------------------------------------------- gradcheck check (CLI)
+
+
+def _check(tmp_path, text):
+    f = tmp_path / "bn.py"
+    f.write_text(text)
+    p = run_here("check", f"{f}::BN", "--input-shape", "8,4", "--init", '{"D": 4}', "--training", "--reference",
+                 "manualprop.BatchNorm1D", "--reference-init", '{"num_features": 4}')
+    return p, " ".join((p.stdout + p.stderr).split())
+
+
+@pytest.mark.parametrize("rule, swapped, names, rate, extra", [
+    ("pytorch", True, ("run_mu", "run_sigma2"), "momentum", "counter"),  # staff45 F2 with verify45b F1's array
+    ("keras", True, ("mu_avg", "var_avg"), "rho", "cache"),
+    ("keras", False, ("rm", "rv"), "decay", "accumulator"),  # verify45b F2: must stay a PASS
+])
+def test_check_gives_the_graders_verdict(tmp_path, rule, swapped, names, rate, extra):
+    p, text = _check(tmp_path, source(rule, swapped, names, rate, extra))
+    assert p.returncode == (1 if swapped else 0), text  # before: 0 for each swapped one
+    if swapped:
+        assert "the momentum looks swapped" in text, text
+    else:
+        assert (f"{names[0]}, {names[1]} are running averages keeping 0.99 of the old value, your {rate}=0.99 in "
+                "CS231n's and Keras's convention") in text, text
+    assert f"{names[0]} compared as manualprop.BatchNorm1D's running_mean (found by its update" in text, text
+
+
+# --------------------------------------------------------------------------- gradcheck grade (one submission)
+
+CLASSES = {"TorchSwappedRenamed": ("pytorch", True, ("run_mu", "run_sigma2"), "momentum", "none"),
+           "KerasRightRho": ("keras", False, ("moving_mean", "moving_variance"), "rho", "cache"),
+           "KerasSwappedExtra": ("keras", True, ("ema_mean", "ema_var"), "decay", "counter")}
+TEST = "import pytest\nimport manualprop as mp\n" + "".join(f'''
+
+@pytest.mark.points(3)
+def test_{name.lower()}(student, grade, rng):
+    """{name}: gradients in training mode"""
+    layer = student.layer("layers.py", "{name}", D=4)
+    grade.layer_gradients(layer, rng.standard_normal((8, 4)) * 2 + 1, mp.BatchNorm1D(4), training=True)
+''' for name in CLASSES)
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    """The three classes graded in one sandboxed submission: ``{class name: its row}``."""
+    src = "\n\n".join(source(*args, cls=name) for name, args in CLASSES.items())
+    r, data = _grade(tmp_path_factory.mktemp("roles46"), {"layers.py": src}, TEST)
+    assert r.status == "graded" and len(data["tests"]) == len(CLASSES), data
+    return {n: t for n in CLASSES for t in data["tests"] if t["name"].startswith(f"{n}:")}
+
+
+@pytest.mark.parametrize("name", sorted(CLASSES))
+def test_grade_scores_by_what_the_statistics_do(graded, name):
+    t = graded[name]
+    swapped = CLASSES[name][1]
+    assert t["score"] == (0.0 if swapped else 3.0), t["output"]  # before: 3.0, 0.0 (rho unread), 3.0
+    if swapped:
+        assert "the momentum looks swapped" in " ".join(t["output"].split()), t["output"]
+
+
+def test_without_a_reference_the_pass_says_renamed_statistics_were_not_checked(tmp_path):
+    """newuser35 H2's line for run_mu, run_sigma2 too (before: a PASS that said nothing of them)."""
+    f = tmp_path / "bn.py"
+    f.write_text(source("pytorch", True, ("run_mu", "run_sigma2"), "momentum", "counter"))
+    p = run_here("check", f"{f}::BN", "--input-shape", "8,4", "--init", '{"D": 4}', "--training")
+    text = " ".join((p.stdout + p.stderr).split())
+    assert p.returncode == 0, text  # no reference-free rule tells the conventions apart (test_cli_newuser35)
+    assert "(the running statistics' update by a training forward: NOT checked, see below)" in text, text
+    assert "BN: the update of run_mu, run_sigma2 (the running averages" in text, text
