@@ -109,3 +109,92 @@ def test_replacing_a_weight_after_tracing_traces_again():
     lin.variables["W"] = ap.Variable(np.zeros((2, 3)))
     np.testing.assert_array_equal(f(x).numpy(), lin(x).numpy())
     np.testing.assert_array_equal(f(x).numpy(), lin.variables["b"].numpy()[None])
+
+
+# --- autoprop.function: the arrays the user's numpy makes from shapes (fn46 2a-2c) ----------------------------
+
+import autograd  # noqa: E402  (HIPS autograd: the oracle)
+import autograd.numpy as agnp  # noqa: E402
+
+import autoprop.numpy as anp  # noqa: E402
+
+_LOGITS = np.random.default_rng(46).normal(size=(5, 3))
+_LABELS = [np.array([0, 2, 1, 1, 0]), np.array([1, 1, 0, 2, 2]), np.array([2, 0, 0, 1, 2])]
+
+
+def test_zeros_like_of_an_int_argument_is_writable_and_a_write_before_use_is_refused():
+    def f(x, y):
+        z = np.zeros_like(y, dtype=np.float64)
+        a = x * z  # read before the write: the zeros
+        z[0] = 1.0  # writable, as eagerly (was numpy's "assignment destination is read-only" under the trace)
+        return a + x
+    g = ap.function(f)
+    for k in range(3):
+        x = np.arange(3.0) + k
+        np.testing.assert_array_equal(g(x, _LABELS[0][:3]).numpy(), f(ap.constant(x), _LABELS[0][:3]).numpy())
+
+    def h(x, y):
+        z = np.zeros_like(y, dtype=np.float64)
+        z[0] = 1.0
+        return x * z
+    with pytest.raises(ap.TraceError, match=r"np.zeros_like\(y\) made at .*written into since.*ap.constant"):
+        ap.function(h)(np.ones(3), _LABELS[0][:3])
+
+
+def _ce_autograd(logits, y):
+    z = logits - agnp.max(logits, axis=1, keepdims=True)
+    logp = z - agnp.log(agnp.sum(agnp.exp(z), axis=1, keepdims=True))
+    return -agnp.mean(logp[np.arange(logits.shape[0]), y])
+
+
+@pytest.mark.parametrize("spelling", ["arange", "take_eye"])
+def test_cross_entropy_idioms_replay_each_calls_labels(spelling):
+    W = ap.Variable(np.eye(3) + 0.1)
+
+    def loss(x, y):
+        with ap.GradientTape() as tape:
+            logits = x @ W
+            z = logits - anp.max(logits, axis=1, keepdims=True)
+            logp = z - anp.log(anp.sum(anp.exp(z), axis=1, keepdims=True))
+            if spelling == "arange":  # CS231n's idiom
+                picked = logp[np.arange(logits.shape[0]), y]
+            else:  # a one-hot taken from a constant made in the code
+                picked = anp.sum(logp * anp.take(np.eye(3), y, axis=0), axis=1)
+            out = -anp.mean(picked)
+        return out, tape.gradient(out, W)
+    traced = ap.function(loss)
+    for y in _LABELS * 2:  # the first call traces, the others replay
+        (l_t, g_t), (l_e, g_e) = traced(_LOGITS, y), loss(ap.constant(_LOGITS), y)
+        np.testing.assert_array_equal(l_t.numpy(), l_e.numpy())
+        np.testing.assert_array_equal(g_t.numpy(), g_e.numpy())
+        ref = autograd.grad(lambda w: _ce_autograd(_LOGITS @ w, y))(W.numpy())
+        np.testing.assert_allclose(g_t.numpy(), ref, rtol=1e-12, atol=1e-15)
+    assert traced.traces == 1
+
+
+def test_gathers_from_plain_arrays_are_refused_naming_what_works():
+    table = np.eye(3)
+    with pytest.raises(ap.TraceError, match=r"T = autoprop.constant\(table\), then autoprop.numpy.take\(T, y"):
+        ap.function(lambda x, y: anp.sum(x * anp.take(table, y, axis=0)))(_LOGITS, _LABELS[0])
+    with pytest.raises(ap.TraceError, match=r"logits\[np.arange\(N\), y\].*take_along_axis\(logits, y\[:, None\]"):
+        ap.function(lambda x, y: anp.sum(x[np.asarray(list(range(5))), y]))(_LOGITS, _LABELS[0])
+    with pytest.raises(ap.TraceError, match=r"autoprop.numpy.take\(np.eye\(C\), y, axis=0\)"):
+        ap.function(lambda x, y: anp.sum(x * np.eye(3)[y]))(_LOGITS, _LABELS[0])
+
+
+# --- ap.numpy_function whose output changes shape: what to do (fn46 2d) ------------------------------------------
+
+def _positive(a):
+    return a[a > 0]
+
+
+def test_numpy_function_refusals_say_what_to_do():
+    x0, x1 = np.array([1.0, -2.0, 3.0]), np.array([-1.0, -2.0, 3.0])
+    inside = ap.function(lambda x: anp.sum(ap.numpy_function(_positive, [x * 2.0], stateful=False)))
+    inside(x0)
+    with pytest.raises(ap.TraceError, match=r"every input of func is an argument of the call itself.*lambda a"):
+        inside(x1)
+    pure = ap.function(lambda x: anp.sum(ap.numpy_function(_positive, [x], stateful=False)))
+    assert [float(pure(x).numpy()) for x in (x0, x1, x0)] == [4.0, 3.0, 4.0]
+    with pytest.raises(TypeError, match="returns 2 outputs.*one numpy_function call per output"):
+        ap.function(lambda x: ap.numpy_function(lambda a: (a, a[:1]), [x])[0])(x0)
