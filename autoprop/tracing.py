@@ -387,7 +387,11 @@ class _TracedInts(np.lib.mixins.NDArrayOperatorsMixin):
     computed again at each replay by the same call, before the replay's other steps (:func:`_deferred`; a result of
     another shape, as ``y[m]`` for another count of ``m``, traces again, before any event ran). Still refused:
     numpy's functions of it (``np.expand_dims(y, 1)``), a Python number from it, and ``np.eye(C)[y]`` (numpy's C
-    indexing meets the guard first: make ``I = autoprop.constant(np.eye(C))`` outside, then ``I[y]``)."""
+    indexing meets the guard first: make ``I = autoprop.constant(np.eye(C))`` outside, then ``I[y]``, or write
+    ``anp.take(np.eye(C), y, axis=0)``). Arrays the user's code makes from numbers (``np.arange(N)``, ``np.eye(C)``,
+    ``np.zeros(shape)``: :data:`_CONSTANTS`; ``np.zeros_like(y)``) are constants of the trace, writable as eagerly,
+    refused to an operation once written into (:meth:`_Trace.held`): ``logits[np.arange(N), y]`` replays each call's
+    labels (fn46)."""
 
     __slots__ = ("_ap_array", "_ap_trace", "_ap_name", "__weakref__")
     __hash__ = None
@@ -773,17 +777,20 @@ class _Trace:
         if not v.flags.writeable:
             return v
         hit = self.pristine.get(id(v))
-        if hit is None or hit[0] is not v:
-            return v
-        _a, kept, what, line = hit
-        if v.tobytes() == kept.tobytes() and v.shape == kept.shape and v.dtype == kept.dtype:
-            return kept
+        if hit is not None and hit[0] is v:
+            _a, kept, what, line = hit
+            if v.tobytes() == kept.tobytes() and v.shape == kept.shape and v.dtype == kept.dtype:
+                return kept
+            what = f"{what} made at {line}, written into since,"
+        else:  # (made while another trace ran, and kept: its values now are not provably those it was made with)
+            what = "made from shapes while another trace ran"
         raise TraceError(
-            f"autoprop.function: {where} gets the array {what} made at {line}, written into since, at {_user_line()}: "
+            f"autoprop.function: {where} gets the array {what} at {_user_line()}: "
             "the trace holds a constant made from shapes, but the values written into it may change between calls "
             "(a global array's, a count), and it cannot prove them constant, so it refuses rather than freeze them. "
             "Build it with autoprop's operations (ap.where(mask, v, z); a one-hot: I = ap.constant(np.eye(K)) made "
-            "outside the function, then I[y]), or compute it outside the function and pass it in as an argument.")
+            "outside the function, then I[y], or anp.take(np.eye(K), y, axis=0)), or compute it outside the function and "
+            "pass it in as an argument.")
 
     def spec(self, a, v, where):
         """Where an argument's value comes from at replay: ("s", slot), ("v", var, slot) or ("c", value)."""
