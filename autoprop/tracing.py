@@ -260,7 +260,7 @@ def _held_kw(trace, kw, where):
     def held(v):
         if type(v) is tuple:
             return tuple(held(e) for e in v)
-        return trace.held(v, where) if isinstance(v, np.ndarray) and _observe.is_static(v) else v
+        return trace.held(v, v, where) if isinstance(v, np.ndarray) and _observe.is_static(v) else v
     return {k: held(v) for k, v in kw.items()}
 
 
@@ -770,17 +770,18 @@ class _Trace:
                 "refuses the same). Compute with autoprop operations (ap.where for an `if`), or return "
                 "the tensor and convert it outside the function.")
 
-    def held(self, v, where):
-        """The constant an operation's replay reads for the static array ``v``: ``v`` if read-only; for the user's
-        writable one (:func:`_writable_static`), its copy made with it, while it still holds those values; TraceError
-        after a write into it."""
-        if not v.flags.writeable:
-            return v
-        hit = self.pristine.get(id(v))
-        if hit is not None and hit[0] is v:
+    def held(self, a, v, where):
+        """The constant an operation's replay reads for the static array ``a`` (``v``: its value as the operation
+        takes it, a cast maybe): ``v`` if ``a`` is read-only; for the user's writable one (:func:`_writable_static`),
+        its copy made with it (or ``v``, made now), while it still holds those values; TraceError after a write into
+        it."""
+        if not isinstance(a, np.ndarray) or not a.flags.writeable or not _observe.is_static(a):
+            return v  # (autoprop's own, read-only)
+        hit = self.pristine.get(id(a))
+        if hit is not None and hit[0] is a:
             _a, kept, what, line = hit
-            if v.tobytes() == kept.tobytes() and v.shape == kept.shape and v.dtype == kept.dtype:
-                return kept
+            if a.tobytes() == kept.tobytes() and a.shape == kept.shape and a.dtype == kept.dtype:
+                return kept if v is a else v  # (v: the operation's cast of it, made now)
             what = f"{what} made at {line}, written into since,"
         else:  # (made while another trace ran, and kept: its values now are not provably those it was made with)
             what = "made from shapes while another trace ran"
@@ -803,8 +804,10 @@ class _Trace:
             s = self.slot.get(a._key)
             if s is not None:
                 return ("s", s)
-            if a._key < self.start or _observe.is_static(a._value):  # a Tensor captured from outside: immutable,
-                return ("c", self.held(v, where) if a._key >= self.start else v)  # held by reference; or of autoprop's constant from shapes (anp.zeros_like(y))
+            if a._key < self.start:  # a Tensor captured from outside: immutable, held by reference
+                return ("c", v)
+            if _observe.is_static(a._value):  # of autoprop's constant from shapes (anp.zeros_like(y))
+                return ("c", self.held(a._value, v, where))
             self.derived_refusal(a._value, where, "a tensor")  # (anp.dot(t, y): y's values as a constant Tensor)
             raise TraceError(
                 f"autoprop.function: {where} gets a tensor made inside the function from a value that is "
@@ -815,7 +818,7 @@ class _Trace:
             if hit is not None and hit[1] is a:
                 return ("s", hit[0])
             if _observe.is_static(a):  # autoprop's own, from shapes only (np.tril's mask): a constant (issue 15)
-                return ("c", self.held(v, where))
+                return ("c", self.held(a, v, where))
             if isinstance(a, _TracedInts):  # y.astype(np.float64), y.reshape(-1, 1): a copy or view of an argument
                 raise TraceError(
                     f"autoprop.function: {where} gets an array made inside the function from the integer argument "

@@ -14,8 +14,8 @@ import numpy as np
 import manualprop as mp
 
 from ..core.tensor import Variable
-from .attention import MultiHeadAttention
 from ._variables import ListedVariables
+from .attention import MultiHeadAttention
 from .base import Layer, Sequential, flat_variables
 from .dense import GELU, Linear
 from .embedding import Embedding
