@@ -238,6 +238,32 @@ def _array_bound(v):
     return isinstance(v, slice) and any(isinstance(b, (np.ndarray, Tensor)) for b in (v.start, v.stop, v.step))
 
 
+def _writable_static(a, trace, what):
+    """``a`` (numpy's array from shapes and numbers only, in the user's code under ``trace``: ``np.zeros_like(y)`` of an
+    integer argument, ``np.arange(n)``, ``np.eye(k)``) marked a constant of the trace
+    (:func:`autoprop.core.observe.static`) and left writable, as the eager call's array is (fn46: it was read-only, and
+    ``z[0] = 1`` raised numpy's bare "assignment destination is read-only" under the trace alone). ``trace`` keeps a
+    read-only copy, which the operations given ``a`` hold (:meth:`_Trace.held`): one given ``a`` after a write into
+    it is refused, naming ``what`` made it (the values written are not provably constant: a global array's, say)."""
+    _observe.static(a)
+    a.flags.writeable = True
+    if trace.active:
+        kept = a.copy()
+        kept.flags.writeable = False
+        trace.pristine[id(a)] = (a, kept, what, _user_line())
+    return a
+
+
+def _held_kw(trace, kw, where):
+    """``kw`` with its writable static arrays (directly or in a tuple: ``x[np.arange(n), y]``'s key) as
+    :meth:`_Trace.held` gives them."""
+    def held(v):
+        if type(v) is tuple:
+            return tuple(held(e) for e in v)
+        return trace.held(v, v, where) if isinstance(v, np.ndarray) and _observe.is_static(v) else v
+    return {k: held(v) for k, v in kw.items()}
+
+
 def _read_at_replay(v):
     """An array or tensor in a keyword argument, read from its slot at each replay; not one autoprop made from
     shapes only (np.roll's, np.trace's positions: ``observe.static``), a constant of the trace (issue 15)."""
@@ -361,7 +387,11 @@ class _TracedInts(np.lib.mixins.NDArrayOperatorsMixin):
     computed again at each replay by the same call, before the replay's other steps (:func:`_deferred`; a result of
     another shape, as ``y[m]`` for another count of ``m``, traces again, before any event ran). Still refused:
     numpy's functions of it (``np.expand_dims(y, 1)``), a Python number from it, and ``np.eye(C)[y]`` (numpy's C
-    indexing meets the guard first: make ``I = autoprop.constant(np.eye(C))`` outside, then ``I[y]``)."""
+    indexing meets the guard first: make ``I = autoprop.constant(np.eye(C))`` outside, then ``I[y]``, or write
+    ``anp.take(np.eye(C), y, axis=0)``). Arrays the user's code makes from numbers (``np.arange(N)``, ``np.eye(C)``,
+    ``np.zeros(shape)``: :data:`_CONSTANTS`; ``np.zeros_like(y)``) are constants of the trace, writable as eagerly,
+    refused to an operation once written into (:meth:`_Trace.held`): ``logits[np.arange(N), y]`` replays each call's
+    labels (fn46)."""
 
     __slots__ = ("_ap_array", "_ap_trace", "_ap_name", "__weakref__")
     __hash__ = None
@@ -474,7 +504,10 @@ class _TracedInts(np.lib.mixins.NDArrayOperatorsMixin):
         self._guard("__array__() (numpy's conversion to a plain array: a numpy array indexed with it, np.eye(C)[y], or "
                     "numpy's C code given it)", hint=f" To index a numpy array with it, make that array a Tensor outside "
                     f"the function (I = autoprop.constant(np.eye(C)), then I[{self._ap_name}]: each replay reads "
-                    f"{self._ap_name}).")
+                    f"{self._ap_name}), or take from it with autoprop's take: "
+                    f"autoprop.numpy.take(np.eye(C), {self._ap_name}, axis=0) (numpy's np.take and np.eye(C)[...] "
+                    "never show the index to autoprop). For the labels' logits: logits[np.arange(N), "
+                    f"{self._ap_name}] or autoprop.numpy.take_along_axis(logits, {self._ap_name}[:, None], axis=1).")
         a = self._ap_array
         if dtype is not None and np.dtype(dtype) != a.dtype:
             return self._made(a.astype(dtype), f"np.asarray(..., dtype={np.dtype(dtype)})")
@@ -497,7 +530,12 @@ class _TracedInts(np.lib.mixins.NDArrayOperatorsMixin):
         if _has_tensor(args) or _has_tensor(kwargs.values()):
             return NotImplemented
         if func in _LIKE and not _has_array(args[1:]) and not _has_array(kwargs.values()):
-            return _observe.static(func(*_plain_arg(args), **kwargs))
+            out = func(*_plain_arg(args), **kwargs)
+            return _writable_static(out, self._ap_trace, f"np.{func.__name__}({self._ap_name})") if self._watched() \
+                else _observe.static(out)
+        if func is np.take_along_axis and len(args) > 1 and args[1] is self and self._watched() and (
+                type(args[0]) is np.ndarray and args[0].dtype.kind in "fc" and _observe.is_static(args[0])):
+            return func(Tensor._wrap(args[0]), *args[1:], **kwargs)  # (a table made in the code: recorded, fn46)
         if func not in _USER_METADATA:
             self._guard(f"np.{func.__name__}", python=func not in _METADATA_FUNCTIONS)
         return self._made(func(*_plain_arg(args), **{k: _plain_arg(v) for k, v in kwargs.items()}),
@@ -631,6 +669,7 @@ class _Trace:
         self.guards = []  # (list, a copy of its items when traced): tape.guard_traced's options (np.pad's pad_width)
         self.derived = {}  # id(array) -> (array, argument, how, by): autoprop's plain arrays from an integer argument
         self.int_origin = {}  # Tensor._key -> the integer argument's name: results of recorded ops on one (messages)
+        self.pristine = {}  # id -> (array, its read-only copy, what made it, line): the user's writable constants
 
     @property
     def active(self):
@@ -685,6 +724,16 @@ class _Trace:
         if threading.get_ident() == self.thread and name not in ("compress", "extract"):  # (a condition: its own)
             for a in args:
                 g = _watched_ints(a)
+                if g is not None and g._ap_trace is self and name in ("take", "take_along_axis") and len(args) > 1 \
+                        and a is args[1]:
+                    raise TraceError(
+                        f"autoprop.function: autoprop.numpy.{name} (or np.{name}) takes from a plain array at the "
+                        f"integer argument `{g._ap_name}`, at {_user_line()}: with no float Tensor among its inputs it "
+                        "is numpy's own function on the values, which the trace does not record, and the table may "
+                        "change between calls. Make the table a Tensor outside the function (T = "
+                        f"autoprop.constant(table), then autoprop.numpy.{name}(T, {g._ap_name}, axis=...): each replay "
+                        f"reads {g._ap_name}); a table made inside from shapes (np.eye(K)) is taken as a constant; a "
+                        "float Tensor is taken and recorded.")
                 if g is not None and g._ap_trace is self:
                     raise TraceError(
                         f"autoprop.function: autoprop.numpy.{name} (or np.{name}) gets the integer or boolean array "
@@ -721,6 +770,29 @@ class _Trace:
                 "refuses the same). Compute with autoprop operations (ap.where for an `if`), or return "
                 "the tensor and convert it outside the function.")
 
+    def held(self, a, v, where):
+        """The constant an operation's replay reads for the static array ``a`` (``v``: its value as the operation
+        takes it, a cast maybe): ``v`` if ``a`` is read-only; for the user's writable one (:func:`_writable_static`),
+        its copy made with it (or ``v``, made now), while it still holds those values; TraceError after a write into
+        it."""
+        if not isinstance(a, np.ndarray) or not a.flags.writeable or not _observe.is_static(a):
+            return v  # (autoprop's own, read-only)
+        hit = self.pristine.get(id(a))
+        if hit is not None and hit[0] is a:
+            _a, kept, what, line = hit
+            if a.tobytes() == kept.tobytes() and a.shape == kept.shape and a.dtype == kept.dtype:
+                return kept if v is a else v  # (v: the operation's cast of it, made now)
+            what = f"{what} made at {line}, written into since,"
+        else:  # (made while another trace ran, and kept: its values now are not provably those it was made with)
+            what = "made from shapes while another trace ran"
+        raise TraceError(
+            f"autoprop.function: {where} gets the array {what} at {_user_line()}: "
+            "the trace holds a constant made from shapes, but the values written into it may change between calls "
+            "(a global array's, a count), and it cannot prove them constant, so it refuses rather than freeze them. "
+            "Build it with autoprop's operations (ap.where(mask, v, z); a one-hot: I = ap.constant(np.eye(K)) made "
+            "outside the function, then I[y], or anp.take(np.eye(K), y, axis=0)), or compute it outside the function and "
+            "pass it in as an argument.")
+
     def spec(self, a, v, where):
         """Where an argument's value comes from at replay: ("s", slot), ("v", var, slot) or ("c", value)."""
         if isinstance(a, Tensor):
@@ -732,8 +804,10 @@ class _Trace:
             s = self.slot.get(a._key)
             if s is not None:
                 return ("s", s)
-            if a._key < self.start or _observe.is_static(a._value):  # a Tensor captured from outside: immutable,
-                return ("c", v)  # held by reference; or of autoprop's constant from shapes (anp.zeros_like(y))
+            if a._key < self.start:  # a Tensor captured from outside: immutable, held by reference
+                return ("c", v)
+            if _observe.is_static(a._value):  # of autoprop's constant from shapes (anp.zeros_like(y))
+                return ("c", self.held(a._value, v, where))
             self.derived_refusal(a._value, where, "a tensor")  # (anp.dot(t, y): y's values as a constant Tensor)
             raise TraceError(
                 f"autoprop.function: {where} gets a tensor made inside the function from a value that is "
@@ -744,7 +818,7 @@ class _Trace:
             if hit is not None and hit[1] is a:
                 return ("s", hit[0])
             if _observe.is_static(a):  # autoprop's own, from shapes only (np.tril's mask): a constant (issue 15)
-                return ("c", v)
+                return ("c", self.held(a, v, where))
             if isinstance(a, _TracedInts):  # y.astype(np.float64), y.reshape(-1, 1): a copy or view of an argument
                 raise TraceError(
                     f"autoprop.function: {where} gets an array made inside the function from the integer argument "
@@ -864,7 +938,7 @@ class _Trace:
                 fill.append((k, tuple(None if _read_at_replay(e) else e for e in v), arrays))
         if fill:
             kw = {k: v for k, v in kw.items() if k not in {f[0] for f in fill}}
-        return kw, tuple(fill)
+        return _held_kw(self, kw, where), tuple(fill)
 
     def index_slot(self, v, where, k):
         hit = self.produced.get(id(v)) if isinstance(v, np.ndarray) else None
@@ -877,8 +951,9 @@ class _Trace:
         raise TraceError(
             f"autoprop.function: {where} gets an array in its keyword argument {k}= (an index array?), "
             f"{what}, at {_user_line()}: the trace would freeze it. Index with slices or with an integer "
-            "array passed as an argument of the function, or run this code eagerly (without "
-            "@autoprop.function).")
+            "array passed as an argument of the function (the labels' logits: logits[np.arange(N), y] with "
+            "N = logits.shape[0], or autoprop.numpy.take_along_axis(logits, y[:, None], axis=1)), or run this "
+            "code eagerly (without @autoprop.function).")
 
     def produce(self, make, tensors, pure=False):
         """``make(*values of tensors)``, made again at each replay. ``pure``: ``make`` is a function of its
@@ -1404,22 +1479,53 @@ def _parameter_names(fn, n):
     return out
 
 
-def _escape_patches(fn, thread):
-    """(namespace, name, original, guard) for numpy's constructors in ``_ESCAPES``: numpy's own names, and the
-    traced function's global names bound to them (``from numpy import asarray``)."""
-    out = []
-    for n in _ESCAPES:
-        original = getattr(np, n)
-        out.append((np.__dict__, n, original, _escape_guard(n, original, thread)))
+def _escape_patches(fn, trace):
+    """(namespace, name, original, guard) for numpy's constructors in ``_ESCAPES`` and :data:`_CONSTANTS`: numpy's own
+    names, and the traced function's global names bound to them (``from numpy import asarray``)."""
+    thread = trace.thread
+
+    def guard(n, original):
+        return _escape_guard(n, original, thread) if n in _ESCAPES else _constant_guard(n, original, trace)
+    out = [(np.__dict__, n, getattr(np, n), guard(n, getattr(np, n))) for n in (*_ESCAPES, *_CONSTANTS)]
     body = _body(fn)[0]
     g = getattr(getattr(body, "__func__", body), "__globals__", None)
     if g is not None and g is not np.__dict__:
-        originals = {id(getattr(np, n)): n for n in _ESCAPES}
+        originals = {id(getattr(np, n)): n for n in (*_ESCAPES, *_CONSTANTS)}
         for k, v in list(g.items()):
             n = originals.get(id(v))
             if n is not None and v is getattr(np, n):
-                out.append((g, k, v, _escape_guard(n, v, thread)))
+                out.append((g, k, v, guard(n, v)))
     return out
+
+
+#: numpy's constructors whose array, made in the user's code of a traced function from Python numbers only (shapes,
+#: a fill value), is a constant of the trace (:func:`_writable_static`): ``logits[np.arange(N), y]`` (the
+#: cross-entropy idiom, N from a shape: fn46), ``x * np.eye(3)``. Patched while a trace runs, as :data:`_ESCAPES`.
+_CONSTANTS = ("arange", "eye", "identity", "zeros", "ones", "full", "tri")
+
+
+def _numbers(x, depth=0):
+    """True for Python's or numpy's numbers, None, strings, dtypes and number types, in tuples and lists of them."""
+    if type(x) in (tuple, list) and depth < 4:
+        return all(_numbers(e, depth + 1) for e in x)
+    return (x is None or type(x) in (int, float, bool, complex, str) or type(x) in _NUMPY_NUMBERS
+            or isinstance(x, np.dtype) or isinstance(x, type) and issubclass(x, (np.generic, int, float, bool, complex)))
+
+
+def _constant_guard(name, original, trace):
+    """``np.<name>`` while ``trace`` runs: called by the user's own code (the frame calling it) of the tracing thread
+    with numbers only, a constant of the trace (:func:`_writable_static`); else numpy's own call."""
+    def make(*args, **kwargs):
+        out = original(*args, **kwargs)
+        if (threading.get_ident() == trace.thread and trace.active and type(out) is np.ndarray
+                and _numbers(args) and _numbers(tuple(kwargs.values()))):
+            caller = os.path.abspath(sys._getframe(1).f_code.co_filename)
+            if not (caller.startswith(_PKG) or caller.startswith(_NUMPY) or caller.startswith(_MANUAL)):
+                return _writable_static(out, trace, f"np.{name}(...)")
+        return out
+    make.__name__ = name
+    make.__wrapped__ = original
+    return make
 
 
 _TRACE_LOCK = threading.RLock()
@@ -1568,7 +1674,7 @@ class Function:
         targs = tuple(_as_traced(a, trace, n) for a, n in zip(args, names))
         tkwargs = {k: _as_traced(v, trace, k) for k, v in kwargs.items()}
         patched = {n: getattr(np.random, n) for n in _NP_RANDOM_NAMES}
-        escapes = _escape_patches(self._fn, trace.thread)
+        escapes = _escape_patches(self._fn, trace)
         others = _OtherDraws()  # other threads' draws meanwhile: not the trace's (review39 F5)
         _TRACERS.append(trace)
         _tape._sync_extra()

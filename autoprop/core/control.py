@@ -108,6 +108,19 @@ def numpy_function(func, inp, Tout=None, stateful=True, name=None):
     return outs if multi else outs[0]
 
 
+#: what to do when a traced numpy_function's output changes shape at a replay: stateful=True; stateful=False with
+#: the call's arguments as inputs (an event before it: refused after it); stateful=False with an input made inside
+_SHAPE_HINTS = (
+    "Refused before any Variable changed. If func is a function of its inputs alone (no side effect, no Variable "
+    "or other state read) and they are arguments of the call, pass stateful=False: each new shape then traces "
+    "again. Otherwise compute it outside the function and pass the result in as an argument.",
+    "Refused.",
+    "Refused before any Variable changed. stateful=False traces again for a new shape only when every input of "
+    "func is an argument of the call itself (an input here is computed inside the function): give func the "
+    "arguments and compute inside it (ap.numpy_function(lambda a: g(2 * a), [x], stateful=False) for "
+    "g(2 * x)), or compute it outside the function and pass the result in as an argument.")
+
+
 def _numpy_function_traced(func, inp, Tout, stateful):
     """:func:`numpy_function` while :func:`autoprop.function` traces: one output, made by the trace's ``produce``
     (``func`` runs at the trace and again at each replay, on copies of that call's values: an integer argument's
@@ -118,14 +131,18 @@ def _numpy_function_traced(func, inp, Tout, stateful):
     call's arguments (run first), and is refused otherwise; so ``func`` with ``stateful=True`` after an event is
     refused at the trace (its refusal at a replay would come after that event had changed the Variables)."""
     tout = Tout[0] if isinstance(Tout, (list, tuple)) and len(Tout) == 1 else Tout
-    traced, label = [], f"ap.numpy_function({getattr(func, '__name__', 'func')})"
+    traced, label, early = [], f"ap.numpy_function({getattr(func, '__name__', 'func')})", []
     trace = _tape._TRACERS[-1]
 
     def run(*values):
         result = func(*[np.array(v) for v in values])
         if isinstance(result, (list, tuple)) or isinstance(tout, (list, tuple)):
-            raise TypeError("autoprop.numpy_function inside autoprop.function: func returns one array here (a "
-                            "replay runs it again for each output otherwise); return np.stack of them")
+            raise TypeError(
+                f"autoprop.numpy_function inside autoprop.function: {label} "
+                + (f"returns {len(result)} outputs" if isinstance(result, (list, tuple)) else f"has Tout={Tout!r}")
+                + " where a traced numpy_function returns one array (a replay runs func again for each output otherwise): make one "
+                "numpy_function call per output, or return one array (np.stack of outputs of one shape, "
+                "np.concatenate of raveled ones) and split it after the call")
         out = Tensor(result, dtype=tout)._value
         if not traced:
             traced.append((out.shape, out.dtype))
@@ -133,12 +150,13 @@ def _numpy_function_traced(func, inp, Tout, stateful):
             raise _tape.ShapeChanged(
                 f"autoprop.function: {label} returns {out.dtype} of shape {out.shape} at this call, where the traced "
                 f"call's returned {traced[0][1]} of shape {traced[0][0]}: the operations after it were traced for "
-                "that shape. Refused before any Variable changed. If func is a function of its inputs alone and "
-                "they are arguments of the call, pass stateful=False (each new shape then traces again); otherwise "
-                "compute it outside the function and pass it in as an argument.")
+                "that shape (tf.function gives it an unknown shape; a trace here fixes every shape). "
+                + (_SHAPE_HINTS[0] if stateful else _SHAPE_HINTS[1] if early else _SHAPE_HINTS[2]))
         return out
     late = trace.effects_recorded()
     value = trace.produce(run, inp, pure=not stateful)
+    if trace.steps and trace.steps[-1][0] == "early":
+        early.append(True)
     if late and trace.steps[-1][0] != "early":
         trace.refuse(f"{label} after a Variable.assign* or apply_gradients (a replay whose func returned another "
                      "shape could be refused only after that change; call it before them, or pass stateful=False "

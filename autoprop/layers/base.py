@@ -23,6 +23,7 @@ from manualprop.training import accuracy, compile_args, evaluate_loop, fit_loop,
 
 from ..core.tape import GradientTape, on_replay
 from ..core.tensor import _STATE, _TRACERS, Tensor, Variable
+from ._variables import ListedVariables, OwnVariables
 
 __all__ = ["Layer", "Model", "Residual", "Sequential", "flat_variables"]
 
@@ -466,11 +467,13 @@ class Layer:
         subclass listed only its own). Each Variable once (a shared one under its first path), and named by
         its path (``v.name == "fc1.W"``: unique, as Keras's names; :func:`_name_by_path`). A layer holding
         no sub-layer nor Variable as attribute gives its own dict itself (a ``call`` reads
-        ``self.variables["W"]`` at no cost); otherwise a new dict."""
+        ``self.variables["W"]`` at no cost); otherwise a new dict (:class:`ListedVariables`), in which an item
+        assignment of one of the layer's own weights (or of a new key) is set in the layer's own dict, and one of
+        a sub-layer's or attribute's path raises TypeError naming where to set it (never lost: verify45d F1)."""
         d = self.__dict__
         own = d.get("_variables")
         if "_tracked_names" not in d:  # (the hot path: a built-in layer's call reads its own)
-            return own if own is not None else {}
+            return own if own is not None else ListedVariables.of({}, self, None)
         if own is None:
             own = {}
         try:
@@ -490,13 +493,15 @@ class Layer:
                         out[f"{path}.{key}" if key else path] = v
         finally:
             listing.discard(id(self))
-        return _name_by_path(out) if len(out) > len(own) else _name_by_path(own)
+        if len(out) == len(own) and own is d.get("_variables"):
+            return _name_by_path(own)
+        return _name_by_path(ListedVariables.of(out, self, d.get("_variables"), d["_tracked_names"]))
 
     @variables.setter
     def variables(self, value):
         """Replace the layer's own Variables (those :meth:`add_weight` made) by the dict ``value``
-        (name -> Variable); the sub-layers' and the attributes' Variables are still tracked."""
-        self.__dict__["_variables"] = value if type(value) is dict else dict(value)
+        (name -> Variable), copied; the sub-layers' and the attributes' Variables are still tracked."""
+        self.__dict__["_variables"] = OwnVariables(value)
 
     def add_weight(self, shape=None, initializer=None, dtype=None, trainable=True, name=None,
                    *, rng=None):
@@ -861,7 +866,7 @@ class Model(Layer):
         super().__init__(**kwargs)
 
     def _own_variables(self):
-        return self.__dict__.setdefault("_variables", {})
+        return self.__dict__.setdefault("_variables", OwnVariables())
 
     def compile(self, optimizer, loss, metrics=()):
         """Set the optimizer (an object or ``"sgd"``/``"adam"``/``"rmsprop"``), the loss
@@ -1109,7 +1114,9 @@ class Sequential(Model):
         manual ``Sequential.params`` (``"0.W"``, ``"0.b"``, ...), after the weights a
         subclass made with :meth:`add_weight` (keyed by their names); each Variable named by its
         key (:func:`_name_by_path`)."""
-        return _name_by_path({**self.__dict__.get("_variables", {}), **flat_variables(enumerate(self.layers))})
+        own = self.__dict__.get("_variables")
+        return _name_by_path(ListedVariables.of({**(own or {}), **flat_variables(enumerate(self.layers))}, self, own,
+                                                ("layers", *map(str, range(len(self.layers))))))
 
     @variables.setter
     def variables(self, value):

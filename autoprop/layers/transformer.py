@@ -14,6 +14,7 @@ import numpy as np
 import manualprop as mp
 
 from ..core.tensor import Variable
+from ._variables import ListedVariables
 from .attention import MultiHeadAttention
 from .base import Layer, Sequential, flat_variables
 from .dense import GELU, Linear
@@ -27,6 +28,17 @@ def _share(twin, manual):
     """Give the twin sublayer Variables holding the manual sublayer's initial arrays."""
     twin.variables = {k: Variable(v, name=k) for k, v in manual.params.items()}
     return twin
+
+
+def _refuse_variables(block, value):
+    """A block's ``variables = value`` setter: its variables are its sub-layers'. TypeError for any value but
+    ``{}`` (verify45d F1: it was ignored without a word, as assignment into the dict)."""
+    if value:
+        name = type(block).__name__
+        raise TypeError(
+            f"{name}.variables cannot be assigned: a {name}'s variables are its sub-layers'. To copy one use "
+            f"b.set_weights(a.get_weights()); to change one weight, assign into its Variable "
+            f"(b.variables[{next(iter(block.variables))!r}].assign(value))")
 
 
 class TransformerBlock(Layer):
@@ -61,11 +73,13 @@ class TransformerBlock(Layer):
     @property
     def variables(self):
         """dict of Variable: the sublayers', keyed as the manual ``params``."""
-        return flat_variables((n, getattr(self, n)) for n in mp.TransformerBlock.SUBLAYERS)
+        names = mp.TransformerBlock.SUBLAYERS
+        return ListedVariables.of(flat_variables((n, getattr(self, n)) for n in names), self, None, names)
 
     @variables.setter
     def variables(self, value):
-        """Ignored: a block's variables are its sublayers'."""
+        """Only ``{}``: a block's variables are its sublayers' (TypeError otherwise)."""
+        _refuse_variables(self, value)
 
     def _mlp(self, z):
         N, T, E = z.shape
@@ -103,11 +117,13 @@ class TiedEmbedding(Layer):
     @property
     def variables(self):
         """dict of Variable: ``"W"``, then the body's as ``"body.<key>"``."""
-        return {"W": self.embedding.variables["W"], **flat_variables([("body", self.body)])}
+        return ListedVariables.of({"W": self.embedding.variables["W"], **flat_variables([("body", self.body)])},
+                                  self, None, ("embedding", "body"))
 
     @variables.setter
     def variables(self, value):
-        """Ignored: the table is the embedding's, the rest the body's."""
+        """Only ``{}``: the table is the embedding's, the rest the body's (TypeError otherwise)."""
+        _refuse_variables(self, value)
 
     def call(self, x, training=False):
         """Forward pass of the twin of ``manualprop.TiedEmbedding``, recorded on any open

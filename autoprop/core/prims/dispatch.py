@@ -21,7 +21,7 @@ import inspect
 
 import numpy as np
 
-from ..observe import _numpy_hint
+from ..observe import _numpy_hint, is_static
 from ..registry import _FUNCTIONS, _OWNER, _UFUNC_PRIMS, _UFUNCS, Primitive
 from ..tape import guard_traced, int_leaves, tracing
 from ..tensor import Tensor, _own_dtypes
@@ -261,6 +261,8 @@ def dispatch_function(func, args, kwargs, named=False):
         for v in (*args, *kwargs.values()):  # are part of the trace's signature, as np.pad's pad_width (verify42b F16)
             if type(v) is list and int_leaves(v):
                 guard_traced(v)
+    if tracing() and func in _GATHERS and args and _traced_table(args[0]):
+        args = (Tensor._wrap(args[0]), *args[1:])  # (a constant Tensor: its take is recorded, the index read anew)
     if _OWNER.get(func) not in _ON_VALUES and not _carries_float(args) and not _carries_float(
             kwargs.values()) and (named or _holds_tensor(args) or _holds_tensor(kwargs.values())):
         # integer and boolean Tensors only (no derivative): numpy's own function on the values; not recorded, so
@@ -271,6 +273,18 @@ def dispatch_function(func, args, kwargs, named=False):
     else:
         out = impl(*args, **kwargs)
     return numpy_views(func, args, out) if func in VIEW_FUNCTIONS else out
+
+
+#: numpy's gathers whose table may be a constant of an autoprop.function's trace (:func:`_traced_table`)
+_GATHERS = (np.take, np.take_along_axis)
+
+
+def _traced_table(a):
+    """True for a float array that autoprop.function holds as a constant of its trace (``observe.static``: made in
+    the traced code from shapes and numbers, ``np.eye(K)``): ``anp.take(np.eye(K), y, axis=0)`` is then a recorded
+    gather from it, which each replay computes again from that call's ``y`` (fn46: the one-hot was refused as
+    numpy's own function on the values), the eager call's values."""
+    return type(a) is np.ndarray and a.dtype.kind in "fc" and is_static(a)
 
 
 def _label(func):
