@@ -813,14 +813,11 @@ def _numerical_comparisons(call, cfg, G, y_shape, sources, dkeys, shapes, displa
                                             values=lambda s: s.grad)
             notes.extend([_grown_note(display[k], a0, scale(k, sc.grad), step, cfg.step, atols[k])]
                          if step != cfg.step else [])  # |dk| as the swamp warning reads it (one number)
-        rescan, own = functools.partial(_at_fraction, scan, k, step), lambda: {"manual": wobble().get(k)}
-        tensor = {"values": call.inputs[call.keys.index(k)] if k in call.keys else call.params[k],
-                  "roundoff": None if roundoff is None else roundoff[k] * cfg.step / step}
-        cs = _versus_scan(mine := {s: sources[s][k] for s in analytic}, sc, rtol, atols[k], mask, how, rescan, *sized, own,
-                          **tensor)
+        rescan, more = functools.partial(_at_fraction, scan, k, step), _scan_extras(call, k, roundoff, step, cfg, wobble)
+        cs = _versus_scan(mine := {s: sources[s][k] for s in analytic}, sc, rtol, atols[k], mask, how, rescan, *sized, **more)
         if roundoff is not None and _own_scale(k, scale(k, sc.grad), atols, roundoff[k], display[k], notes, below_floor(
                 k, scale(k, sc.grad)), k in strict and cs, extrapolating=not large and sc.d_plus is not None):
-            cs = _versus_scan(mine, sc, rtol, atols[k], mask, how, rescan, *sized, own, **tensor)
+            cs = _versus_scan(mine, sc, rtol, atols[k], mask, how, rescan, *sized, **more)
             cs = _own_scale_blind(cs, atols[k], sc.grad, mask, display[k], notes, scale(k, sc.grad))
         _keep(numerical, comps[k], complex_keys, k, sc, cs, display[k])
 
@@ -910,6 +907,15 @@ def _grown_note(name, a0, top, step, eps, atol) -> str:
             f"{step / eps:g} times larger (eps={step:.3g}, up to where the estimates stop agreeing: Nocedal & Wright "
             f"sec. 8.1) and compared with atol={atol:.3g}")
 
+
+
+def _scan_extras(call, k, roundoff, step, cfg, wobble) -> dict:
+    """:func:`_versus_scan`'s keywords for tensor ``k`` differenced at ``step``: ``own`` (the manual gradient's round-off,
+    ``wobble()``: :func:`_analytic_roundoff`), ``values`` (the tensor, whose sizes set its steps) and ``roundoff`` (the
+    central difference's round-off at ``step``, from the default step's, as ``1/h``; None with a given atol)."""
+    return {"own": lambda: {"manual": wobble().get(k)},
+            "values": call.inputs[call.keys.index(k)] if k in call.keys else call.params[k],
+            "roundoff": None if roundoff is None else roundoff[k] * cfg.step / step}
 
 def _at_fraction(scan, k, step, idx, fraction):
     """``scan``'s differences of key ``k`` at ``fraction`` of ``step``, at the indices ``idx`` (the kink test)."""
