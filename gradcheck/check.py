@@ -34,6 +34,7 @@ from .compare import (
     part_swamped,
     relative_error,
     richardson,
+    sides_agree_at,
     smooth_mask,
     step_covered,
     swamped_by,
@@ -812,26 +813,23 @@ def _numerical_comparisons(call, cfg, G, y_shape, sources, dkeys, shapes, displa
                                             values=lambda s: s.grad)
             notes.extend([_grown_note(display[k], a0, scale(k, sc.grad), step, cfg.step, atols[k])]
                          if step != cfg.step else [])  # |dk| as the swamp warning reads it (one number)
-        rescan, own = functools.partial(_at_fraction, scan, k, step), lambda: {"manual": wobble().get(k)}
-        cs = _versus_scan(mine := {s: sources[s][k] for s in analytic}, sc, rtol, atols[k], mask, how, rescan, *sized, own)
+        rescan, more = functools.partial(_at_fraction, scan, k, step), _scan_extras(call, k, roundoff, step, cfg, wobble)
+        cs = _versus_scan(mine := {s: sources[s][k] for s in analytic}, sc, rtol, atols[k], mask, how, rescan, *sized, **more)
         if roundoff is not None and _own_scale(k, scale(k, sc.grad), atols, roundoff[k], display[k], notes, below_floor(
                 k, scale(k, sc.grad)), k in strict and cs, extrapolating=not large and sc.d_plus is not None):
-            cs = _versus_scan(mine, sc, rtol, atols[k], mask, how, rescan, *sized, own)
+            cs = _versus_scan(mine, sc, rtol, atols[k], mask, how, rescan, *sized, **more)
             cs = _own_scale_blind(cs, atols[k], sc.grad, mask, display[k], notes, scale(k, sc.grad))
         _keep(numerical, comps[k], complex_keys, k, sc, cs, display[k])
 
-    if cfg.mode == "full":
-        for k, sc in scan(dkeys).items():
-            elements(k, sc)
-        return comps, numerical
     if cfg.mode == "sample":
         idx = {k: _sample_indices(rng, shapes[k], cfg.n_samples) for k in dkeys}
         for k, sc in scan(dkeys, idx).items():
             elements(k, sc, mask=sc.evaluated, how="sample", indices=idx)
         return comps, numerical
-    dd = directional_derivatives(call.output, call.inputs, call.params, G, input_names=call.keys,
-                                 groups=[[k] for k in dkeys], n_dirs=cfg.n_dirs, eps=cfg.step, rng=rng,
-                                 method="central" if cfg.method == "complex" else cfg.method)
+    if cfg.mode == "full" or (dd := _directional(call, G, cfg, dkeys, rng, notes)) is None:
+        for k, sc in scan(dkeys).items():
+            elements(k, sc)
+        return comps, numerical
     failing, tops = _directional_comparisons(dd, dkeys, sources, analytic, comps, rtol, atol)
     failing = [k for k in failing if not _at_kinks(call, G, cfg, k, dd[(k,)], sources, analytic, comps, atol,
                                                    display[k], notes)]
@@ -906,6 +904,30 @@ def _grown_note(name, a0, top, step, eps, atol) -> str:
             f"{step / eps:g} times larger (eps={step:.3g}, up to where the estimates stop agreeing: Nocedal & Wright "
             f"sec. 8.1) and compared with atol={atol:.3g}")
 
+
+
+def _scan_extras(call, k, roundoff, step, cfg, wobble) -> dict:
+    """:func:`_versus_scan`'s keywords for tensor ``k`` differenced at ``step``: ``own`` (the manual gradient's round-off,
+    ``wobble()``: :func:`_analytic_roundoff`), ``values`` (the tensor, whose sizes set its steps) and ``roundoff`` (the
+    central difference's round-off at ``step``, from the default step's, as ``1/h``; None with a given atol)."""
+    return {"own": lambda: {"manual": wobble().get(k)},
+            "values": call.inputs[call.keys.index(k)] if k in call.keys else call.params[k],
+            "roundoff": None if roundoff is None else roundoff[k] * cfg.step / step}
+
+
+def _directional(call, G, cfg, dkeys, rng, notes):
+    """Fast mode's directional derivatives of each key (:func:`directional_derivatives`), or None with a note when the
+    forward is not finite at their points: the step along ``z max(1, |x|)`` is ``|z|`` times the element check's, and
+    ``exp(x - 1e8)`` at ``x = 1e8 + N(0, 1)`` overflows there (``e^1800``), not at ``x +- eps |x|`` (steps46: fast mode
+    and the diagnosis raised an error for a right layer); every element is then checked, as in full mode."""
+    try:
+        return directional_derivatives(call.output, call.inputs, call.params, G, input_names=call.keys,
+                                       groups=[[k] for k in dkeys], n_dirs=cfg.n_dirs, eps=cfg.step, rng=rng,
+                                       method="central" if cfg.method == "complex" else cfg.method)
+    except NonFiniteError:
+        notes.append("fast mode: the forward is not finite at the points of a directional test (a step along a "
+                     "random direction, |z| times an entry's own), so every element was checked, as in full mode")
+        return None
 
 def _at_fraction(scan, k, step, idx, fraction):
     """``scan``'s differences of key ``k`` at ``fraction`` of ``step``, at the indices ``idx`` (the kink test)."""
@@ -1043,7 +1065,7 @@ def _own_scale_blind(cs, atol, numerical, mask, name, notes, top):
 
 
 def _versus_scan(analytic: dict[str, np.ndarray], sc, rtol, atol, mask=None, how="elements", rescan=None,
-                 large=False, scale=1.0, own=None):
+                 large=False, scale=1.0, own=None, values=None, roundoff=None):
     """``{"<src>-vs-numerical": Comparison}`` of each analytic gradient with a numerical :class:`Scan`.
 
     ``rescan(indices, fraction) -> Scan``: the same differences at ``fraction`` of the step, at those indices;
@@ -1055,7 +1077,9 @@ def _versus_scan(analytic: dict[str, np.ndarray], sc, rtol, atol, mask=None, how
     verdict (``unchecked="step"``, NOT CHECKED): a correct tanh at eps=1 was a FAIL with 7 kinks (newuser23 M4).
     A comparison whose failing elements all have differences that cannot tell (:func:`_extrapolate`'s unsettled
     ones; ``scale``: the largest ``|x|`` of the inputs; ``own() -> {src: array}``: an analytic gradient's own round-off,
-    :func:`_analytic_roundoff`) gives none either (``unchecked="converge"``, verify43c F4)."""
+    :func:`_analytic_roundoff`) gives none either (``unchecked="converge"``, verify43c F4). ``values``: the tensor
+    differenced (its entries' sizes set the steps); given, a suspected kink is tried at smaller steps first
+    (:func:`_finer_steps`, ``roundoff`` the central difference's round-off without the floor; None: ``atol``)."""
     kinks = {src: kink_mask(g, sc.grad, sc.d_plus, sc.d_minus, rtol=rtol, atol=atol) for src, g in analytic.items()}
     union = np.logical_or.reduce([*kinks.values(), np.zeros(np.shape(sc.grad), dtype=bool)])
     inside = np.ones(np.shape(sc.grad), dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
@@ -1071,10 +1095,14 @@ def _versus_scan(analytic: dict[str, np.ndarray], sc, rtol, atol, mask=None, how
             kinks = {src: k & ~smooth for src, k in kinks.items()}
         if large:
             covered = {src: step_covered(g, sc.grad, half.grad, quarter.grad) for src, g in analytic.items()}
-    done, before = np.zeros(np.shape(sc.grad), dtype=bool), sc.grad
-    unsettled = done
+    before, finer, loose = sc.grad, np.zeros(np.shape(sc.grad), dtype=bool), np.zeros(np.shape(sc.grad), dtype=bool)
+    if values is not None and not large and rescan is not None and sc.d_plus is not None:
+        kinks, finer, loose = _finer_steps(analytic, sc, kinks, rescan, rtol, atol, values,
+                                           atol if roundoff is None else roundoff, scale)
+    done, unsettled = np.zeros(np.shape(sc.grad), dtype=bool), loose
     if not large and rescan is not None and sc.d_plus is not None:
-        done, unsettled = _extrapolate(analytic, sc, rtol, atol, inside, kinks, rescan, scale, own)
+        done, unsettled = _extrapolate(analytic, sc, rtol, atol, inside & ~finer, kinks, rescan, scale, own)
+        unsettled = unsettled | loose
     out = {}
     for src, g in analytic.items():
         c = compare(g, sc.grad, f"{src}-vs-numerical", rtol=rtol, atol=atol, mask=mask, how=how, kinks=kinks[src])
@@ -1089,6 +1117,39 @@ def _versus_scan(analytic: dict[str, np.ndarray], sc, rtol, atol, mask=None, how
         out[c.pair] = dataclasses.replace(c, extrapolated=int(saved.sum()))
     return out
 
+
+
+def _finer_steps(analytic, sc, kinks, rescan, rtol, atol, values, roundoff, scale):
+    """``(kinks, resolved, unsettled)``: the suspected ``kinks`` (per analytic source) tried at smaller steps
+    (:func:`gradcheck.compare.sides_agree_at`, down to the step of an input of size 1, ``1 / max(1, |values|)`` of the
+    step): an entry whose one-sided differences agree at some step is no kink; its central difference ``sc.grad`` is
+    replaced, in place, by the estimate from that step (:func:`_deeper`, Richardson's extrapolation, with the round-off
+    measured there, :func:`_measured_roundoff`, or ``roundoff`` where none is detected) and the one rule decides
+    (``resolved``; :func:`_extrapolate` leaves them). At inputs of :data:`UNSETTLED_SCALE` or more an analytic value
+    within those estimates' own spread (:func:`_within_spread`) is ``unsettled``. Only the suspected kinks pay (3
+    forwards per entry and step tried, 12 more at the step found)."""
+    union = np.logical_or.reduce([*kinks.values(), np.zeros(np.shape(sc.grad), dtype=bool)])
+    resolved, loose = np.zeros(union.shape, dtype=bool), np.zeros(union.shape, dtype=bool)
+    if not union.any():
+        return kinks, resolved, loose
+    floor = 1.0 / np.maximum(1.0, np.abs(np.asarray(values, dtype=np.float64)))
+
+    def sides(f, live):
+        s = rescan([tuple(int(i) for i in ix) for ix in np.argwhere(live)], f)
+        return s.d_plus, s.d_minus
+
+    at = sides_agree_at(sides, floor, roundoff, union)
+    for f in np.unique(at[np.isfinite(at)]):
+        idx = [tuple(int(i) for i in ix) for ix in np.argwhere(at == f)]
+        mark = at == f
+        sigma = f * _measured_roundoff(sc, lambda i, fr, f=f: rescan(i, fr * f), idx)  # C(h)'s, as _deeper reads it
+        sigma = np.where(sigma > 0, sigma, roundoff)
+        R, ok, _, lo, hi, noise = _deeper(sc.grad, rescan, idx, rtol, atol, float(f), sigma)
+        sc.grad = np.where(mark, R, sc.grad)
+        resolved |= mark
+        if scale >= UNSETTLED_SCALE:
+            loose |= mark & _within_spread(analytic, np.where(ok, R, lo), np.where(ok, R, hi), rtol, noise)
+    return {src: k & ~resolved for src, k in kinks.items()}, resolved, loose
 
 def _extrapolate(analytic: dict[str, np.ndarray], sc, rtol, atol, inside, kinks, rescan, scale=1.0, own=None):
     """Where an analytic gradient fails the central difference ``sc.grad`` at the default step (not at a kink), replace

@@ -41,7 +41,7 @@ from ._kernel import (
     probe_rng,
     upstream_draw,
 )
-from .compare import norm_relative_error, smooth_mask
+from .compare import norm_relative_error, sides_agree_at, smooth_mask
 
 __all__ = ["DEFAULT_EPS", "METHODS", "OFFSETS", "kernel", "default_eps", "step_sizes", "difference_quotient",
            "step_error_curve", "numerical_gradient", "layer_numerical_gradients", "scalar_objective",
@@ -619,12 +619,14 @@ def directional_kinks(forward: Callable[..., np.ndarray], X: Sequence[np.ndarray
     difference of the one-sided quotients, not in the central one, so only one entry is judged by them),
     down to single entries, at a kink when the analytic value lies between their one-sided quotients
     (:func:`gradcheck.compare.kink_mask`'s rule) and their disagreement does not halve with the step as a
-    smooth function's does (:func:`gradcheck.compare.smooth_mask`, two more steps); a smooth ``L`` with a wrong
-    gradient is halved until ``budget``. About
+    smooth function's does (:func:`gradcheck.compare.smooth_mask`, two more steps) nor agree at any smaller step
+    above their round-off (:func:`gradcheck.compare.sides_agree_at`: the step along ``z max(1, |x|)`` is ``|x|`` times
+    an input of size 1's, and ``exp(x - 1e7)`` at ``x = 1e7 + N(0, 1)`` looked like a kink at it, steps46); a smooth
+    ``L`` with a wrong gradient is halved until ``budget``. About
     ``4 log2(n)`` forwards per kink. Returns ``{key: [index of each entry at a kink]}``, or None: a block
     disagrees without a kink, or more than ``budget`` blocks were needed. ``params`` are restored.
     """
-    base, _, along = _mover(forward, X, params, G, input_names)
+    base, pos, along = _mover(forward, X, params, G, input_names)
     keys = [k for k in dirs]
     flat = [np.asarray(dirs[k], dtype=np.float64).ravel() for k in keys]
     ends = np.cumsum([0] + [f.size for f in flat])
@@ -663,6 +665,11 @@ def directional_kinks(forward: Callable[..., np.ndarray], X: Sequence[np.ndarray
             return None  # its one-sided quotients part as a smooth function's (a large step), no kink (fixn22 #1)
         k = next(k for k in part)
         j = lo - int(ends[keys.index(k)])
+        x = (base[pos[k]] if k in pos else params[k]).ravel()[j]
+        if np.isfinite(sides_agree_at(lambda f, _, p=part: kernel("central", [along(p, f * eps), along(p, -f * eps)],
+                                                                  [f * eps, -f * eps], L0)[1:],
+                                      1.0 / max(1.0, abs(float(x))), noise, np.ones((), dtype=bool))):
+            return None  # they agree at a smaller step: no kink there, the element check decides (steps46)
         found.setdefault(k, []).append(tuple(int(i) for i in np.unravel_index(j, np.shape(dirs[k]))))
     if not found:  # every block agrees alone, the whole does not: an error spread thin (a block's share under the
         return None  # tolerance), not a kink
