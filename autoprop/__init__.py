@@ -78,15 +78,19 @@ def constant(value, dtype=None):
     Tensor
         A Tensor ``value`` of that dtype is returned as it is (``tf.constant`` "has no
         effect if an eager Tensor is passed as the value, it even transmits gradients").
-        Anything else is a new constant: a Variable's value, a cast, or a list of Tensors
-        (as ``tf.constant``) leave the tape, with a ``TapeEscapeWarning`` while a tape
-        records or a ForwardAccumulator is open; ``ap.convert_to_tensor`` or
-        ``ap.numpy.stack`` packs a list of Tensors on the tape.
+        Anything else is a new constant. A Variable's value, or a Tensor cast to another
+        dtype, leaves the tape on purpose, as ``tf.constant(v)``: the explicit exit that
+        ``t.numpy()`` is (quiet, never refused; :meth:`GradientTape.explain` reports it), so
+        ``ap.constant(v) * 2 + v * 3`` has the gradient 3.0 with respect to ``v``, as in
+        TensorFlow. A list of Tensors (as ``tf.constant``) also leaves the tape, but with a
+        ``TapeEscapeWarning`` while a tape records or a ForwardAccumulator is open, as it is
+        more often a slip for ``ap.convert_to_tensor`` or ``ap.numpy.stack``, which pack a list
+        of Tensors on the tape.
     """
     if isinstance(value, _T):
         if type(value) is _T and (dtype is None or value.dtype == dtype):
             return value
-        value = _np.asarray(value)  # (the escape warns here when value carries gradient)
+        value = value.numpy()  # (the explicit exit, as tf.constant(v): no warning, no refusal)
     return _T(value, dtype)
 
 

@@ -717,12 +717,21 @@ class Adam(Optimizer):
     argument names are Keras's; the defaults (``epsilon=1e-8``) and the place
     of ``epsilon`` are PyTorch's. Source: ``lessons/06-optimizers.md``.
 
-    Two differences from ``keras.optimizers.Adam`` follow from that: Keras's default
-    ``epsilon`` is 1e-7 (pass ``epsilon=1e-7`` for it), and Keras's ``t`` is the
+    ``keras.optimizers.Adam`` differs in three ways, so no ``epsilon`` reproduces its
+    updates exactly. Keras's ``epsilon`` (default 1e-7) is the paper's "epsilon hat",
+    added to ``sqrt(v)`` with the bias correction moved into the learning rate::
+
+        p <- p - lr * sqrt(1 - beta_2**t) / (1 - beta_1**t) * m / (sqrt(v) + epsilon)
+
+    which is the formula above with ``epsilon = epsilon_keras / sqrt(1 - beta_2**t)``: a
+    value that changes every step (31.6x ``epsilon_keras`` at ``t = 1``, toward 1x as ``t``
+    grows). Passing ``epsilon=1e-7`` therefore matches Keras only while ``epsilon`` is
+    negligible beside ``sqrt(v_hat)`` (about ``|g|``): for a gradient of 1e-6 at ``lr=1e-3``
+    the first step here is -9.09e-4, Keras's -2.40e-4. Keras's ``t`` is the
     optimizer's global ``iterations`` + 1, so a variable whose gradient was None on
     the first call gets, on its first update at call 2, Keras's second-step bias
     correction where PyTorch's (here) gives the first-step one. ``iterations`` counts
-    the updates as Keras's does.
+    the updates as Keras's does. ``torch.optim.Adam`` (same ``epsilon``) is matched.
 
     ``weight_decay`` is Keras's (the first line: decoupled, what ``torch.optim.AdamW``
     does), not ``torch.optim.Adam``'s L2 in the gradient, which Adam's denominator

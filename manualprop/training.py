@@ -189,6 +189,36 @@ def _warn_probabilities_into_logits(where, last_layer, loss, at=""):
             "probabilities.", UserWarning, stacklevel=4)
 
 
+#: Keras's loss identifiers (``keras.losses.get``) -> the loss object that computes the same number, and
+#: what differs. Strings stay refused: Keras's cross-entropy strings take probabilities, ours logits.
+_KERAS_LOSS_STRINGS = {
+    ("mse", "mean_squared_error", "meansquarederror"): ("MeanSquaredError()", "the same mean over all elements"),
+    ("huber", "huber_loss"): ("Huber()", "the same loss, delta=1.0 as Keras's default"),
+    ("binary_crossentropy", "binarycrossentropy", "bce"): (
+        "BinaryCrossEntropyWithLogits()", "it takes logits (Keras's BinaryCrossentropy(from_logits=True)): "
+        "remove a final sigmoid, Keras's string takes probabilities"),
+    ("sparse_categorical_crossentropy", "sparsecategoricalcrossentropy", "categorical_crossentropy",
+     "categoricalcrossentropy"): (
+        "SoftmaxCrossEntropy()", "it takes logits (Keras's SparseCategoricalCrossentropy(from_logits=True); "
+        "integer labels or one-hot/probability targets): remove a final softmax, Keras's string takes "
+        "probabilities"),
+}
+
+
+def _loss_string_advice(where, loss, loss_names):
+    """The refusal of a loss given as Keras's string: the matching loss object when there is one (F1 of
+    tfport46: the advice named SoftmaxCrossEntropy for 'mse' too), else the strings that have one.
+    ``loss_names`` ends with ``SoftmaxCrossEntropy()``; what precedes it is the package's prefix."""
+    prefix = loss_names[: -len("SoftmaxCrossEntropy()")] if loss_names.endswith("SoftmaxCrossEntropy()") else ""
+    key = loss.lower()
+    for names, (obj, note) in _KERAS_LOSS_STRINGS.items():
+        if key in names:
+            return f"{where}: pass the loss as an object, not the string {loss!r}: use {prefix}{obj} ({note})."
+    known = [names[0] for names in _KERAS_LOSS_STRINGS]
+    return (f"{where}: pass the loss as an object, not the string {loss!r}, which has no loss object here; "
+            f"the Keras strings with one: {known} (e.g. {prefix}MeanSquaredError(), {loss_names}).")
+
+
 def compile_args(owner, optimizer, loss, metrics, loss_names, last_layer=None, at=""):
     """Check and resolve the arguments of ``compile`` (one place for both packages).
 
@@ -202,11 +232,13 @@ def compile_args(owner, optimizer, loss, metrics, loss_names, last_layer=None, a
     loss : callable loss object
         ``loss(y_true, y_pred)``. Strings are refused: Keras's
         ``"sparse_categorical_crossentropy"`` expects probabilities, our losses take
-        logits, so the loss is named explicitly.
+        logits, so the loss is named explicitly; the message names the loss object that
+        matches a Keras string (``"mse"``: ``MeanSquaredError()``).
     metrics : sequence of str
         ``"accuracy"`` is supported.
     loss_names : str
-        How to build the package's losses, for the message (e.g. ``"ap.losses.SoftmaxCrossEntropy()"``).
+        How to build the package's losses, for the message (``"ap.losses.SoftmaxCrossEntropy()"``: the
+        prefix before ``SoftmaxCrossEntropy()`` names the package's other losses).
     last_layer : object, optional
         The layer that makes the model's outputs (:func:`output_layer`): a ``Softmax`` or ``Sigmoid`` before a
         loss that takes logits is warned about (UserWarning), as Keras warns.
@@ -238,10 +270,7 @@ def compile_args(owner, optimizer, loss, metrics, loss_names, last_layer=None, a
         raise TypeError(f"{where}: optimizer must be an optimizer object (e.g. SGD(0.1)) or one of "
                         f"{sorted(_OPTIMIZER_NAMES)}; got {type(optimizer).__name__}")
     if isinstance(loss, str):
-        raise TypeError(
-            f"{where}: pass the loss as an object, not the string {loss!r}: e.g. {loss_names}. "
-            "It takes logits (as Keras's SparseCategoricalCrossentropy(from_logits=True))."
-        )
+        raise TypeError(_loss_string_advice(where, loss, loss_names))
     if not callable(loss):
         raise TypeError(f"{where}: loss must be a loss object called as loss(y_true, y_pred); "
                         f"got {type(loss).__name__}")

@@ -1233,13 +1233,9 @@ class GradientTape:
                 _check_target(t, "gradient")
             if escaped or constant:
                 raise TypeError(_observe.plain_target_text(t, self._escapes, self._escape_hints))
-            if isinstance(t, Tensor) and t._value.dtype.kind in "biu":  # (TensorFlow warns too)
-                warnings.warn(
-                    f"GradientTape.gradient: the target has the dtype {t._value.dtype}, which carries no "
-                    "gradient (integers and booleans are piecewise constant): every source gets None "
-                    "(zeros with unconnected_gradients='zero'). Differentiate a float target "
-                    "(a loss computed from the float tensors, not from argmax, comparisons or casts).",
-                    stacklevel=3)
+        discrete = [t for t in targets if isinstance(t, Tensor) and t._value.dtype.kind in "biu"]
+        if discrete:  # (TensorFlow warns too)
+            warnings.warn(_discrete_target_text(target, targets, discrete), stacklevel=3)
         if self._escapes:  # a part of the target may have left the tape: refuse a partial gradient
             _diagnose.refuse_partial_escape(self, targets, flat_sources)
         seeds = ([None] * len(targets) if output_gradients is None  # (the usual case, inline)
@@ -2012,6 +2008,47 @@ def _sorted_keys(d):
         return sorted(d)
     except TypeError:  # keys of mixed types: a fixed order all the same
         return sorted(d, key=lambda k: (type(k).__name__, repr(k)))
+
+
+def _leaf_path(structure, leaf):
+    """Where ``leaf`` (by identity) sits in the nest ``structure``: ``['b']``, ``[1]['x']``;
+    None when it is not there."""
+    if structure is leaf:
+        return ""
+    if isinstance(structure, dict):
+        items = structure.items()
+    elif isinstance(structure, (list, tuple)) and not isinstance(structure, Tensor):
+        items = enumerate(structure)
+    else:
+        return None
+    for k, sub in items:
+        rest = _leaf_path(sub, leaf)
+        if rest is not None:
+            return f"[{k!r}]{rest}"
+    return None
+
+
+def _discrete_target_text(target, targets, discrete):
+    """The warning for integer or boolean targets: the whole target (every source gets None),
+    or the members of a target structure that contribute nothing while the others are
+    differentiated (tfport46 F10: the text said "every source gets None" beside a right 3.0)."""
+    head = "GradientTape.gradient: "
+    why = "(integers and booleans are piecewise constant)"
+    fix = ("Differentiate a float target (a loss computed from the float tensors, not from argmax, "
+           "comparisons or casts).")
+    if len(discrete) == len(targets):
+        what = (f"the target has the dtype {discrete[0]._value.dtype}" if isinstance(target, Tensor)
+                else f"every member of the target structure has an integer or boolean dtype "
+                     f"({', '.join(sorted({str(t._value.dtype) for t in discrete}))})")
+        return (f"{head}{what}, which carries no gradient {why}: every source gets None (zeros with "
+                f"unconnected_gradients='zero'). {fix}")
+    names = ", ".join(f"target{_leaf_path(target, t) or ''} ({t._value.dtype})" for t in discrete)
+    one, others = len(discrete) == 1, len(targets) - len(discrete)
+    return (f"{head}{names} {'has an integer or boolean dtype' if one else 'have integer or boolean dtypes'}, "
+            f"which carries no gradient {why}: {'it contributes' if one else 'they contribute'} nothing (as a "
+            f"zero upstream gradient); the other {others} member{'' if others == 1 else 's'} of the target "
+            f"structure {'is' if others == 1 else 'are'} differentiated as usual. Leave "
+            f"{'it' if one else 'them'} out of the target if that is not what you meant.")
 
 
 def _flatten(structure):

@@ -692,6 +692,35 @@ class Tensor:
     def __rdivmod__(self, other):
         return np.divmod(other, self)
 
+    # --- a Variable's assign methods, asked of a Tensor (tfport46 F11) ----------
+    def _no_assign(self, method):
+        sliced = method == "assign"
+        raise AttributeError(
+            f"'{type(self).__name__}' object has no attribute {method!r}: a Tensor is immutable, and "
+            "only a Variable has assign, assign_add and assign_sub. "
+            + ("A slice of a Variable (`v[0]`, `v[1:3]`) is a new Tensor, a copy, so TensorFlow's sliced "
+               "assignment `v[0].assign(5.0)` is not supported: assign the whole variable with the slice "
+               "replaced, `v.assign(ap.tensor_scatter_nd_update(v, [[0]], [5.0]))` or "
+               "`v.assign(ap.where(mask, new_values, v))`."
+               if sliced else "For a slice of a Variable: `v.assign(ap.tensor_scatter_nd_add(v, [[0]], "
+               f"[{'-' if method == 'assign_sub' else ''}delta]))`."))
+
+    @property
+    def assign(self):
+        """Not on a Tensor (immutable): raises AttributeError naming ``Variable.assign``'s
+        alternatives for a slice, ``v.assign(ap.tensor_scatter_nd_update(v, idx, vals))``."""
+        self._no_assign("assign")
+
+    @property
+    def assign_add(self):
+        """Not on a Tensor: raises AttributeError (see :attr:`assign`)."""
+        self._no_assign("assign_add")
+
+    @property
+    def assign_sub(self):
+        """Not on a Tensor: raises AttributeError (see :attr:`assign`)."""
+        self._no_assign("assign_sub")
+
     # --- numpy-style methods -------------------------------------------------
     @property
     def T(self):
