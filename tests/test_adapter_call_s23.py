@@ -79,3 +79,38 @@ def test_the_child_runs_only_the_listed_functions():
     box = child.Child(np, AD, "/", lambda *a, **k: None, lambda *a: None)
     with pytest.raises(child.ProtocolViolation, match="no adapter call 'walk'"):
         box.op_adapter(object(), {"name": "walk", "args": []}, child.Packer(np))
+
+
+def test_random_draws_fingerprints_move_with_each_generator_and_every_word_of_a_state():
+    """Session 46: a fingerprint hashes a state's arrays by their bytes (``_state_digest``), not their ``repr`` (numpy's
+    printing of the global generator's 624-word key was 5 % of a diagnosis, and prints an array of more than 1000
+    values with "..." in place of its middle). Each generator's draw moves its own fingerprint alone; a state that
+    differs in one word in the middle of a long key gets another digest."""
+    import hashlib
+    import random
+
+    class Rng:
+        def __init__(self):
+            self.rng = np.random.default_rng(1)
+
+    lay = Rng()
+    before = AD.random_draws(lay)
+    assert AD.random_draws(lay) == before
+    for draw, name in ((lambda: lay.rng.random(), "its Generator"), (np.random.rand, "numpy's global generator"),
+                       (random.random, "Python's random module")):
+        draw()
+        after = AD.random_draws(lay)
+        assert [k for k in after if after[k] != before[k]] == [name]
+        before = after
+
+    def digest(state):
+        h = hashlib.sha1()
+        AD._state_digest(state, h)
+        return h.hexdigest()
+
+    key = np.arange(2001, dtype=np.uint32)
+    moved = key.copy()
+    moved[1000] += 1
+    assert digest(("MT19937", key, 5)) != digest(("MT19937", moved, 5))
+    assert digest(("MT19937", key, 5)) == digest(("MT19937", key.copy(), 5))
+    assert digest({"state": {"key": key}, "pos": 5}) != digest({"state": {"key": key}, "pos": 6})
