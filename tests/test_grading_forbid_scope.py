@@ -76,3 +76,18 @@ def test_an_imported_helper_too_deep_to_parse_makes_every_file_read(tmp_path):
     assert sorted(graded_files("layers.py", files)) == sorted(files.values())
     files = _files(tmp_path / "b", {"layers.py": "x = 1\n", "helper.py": deep})
     assert graded_files("layers.py", files) == [files["layers.py"]]
+
+
+def test_graded_files_answers_again_for_a_file_that_changed(tmp_path):
+    """graded_files keeps its answer for the files as they are (each test asks again): a file written since, the
+    same size and modification time as before, is read again."""
+    import os
+
+    files = _files(tmp_path, {"layers.py": "import numpy as np\n#xxxxxxxxxxxxx\n", "helpers.py": "x = 1\n",
+                              "check_my_grads.py": SCRIPT})
+    assert graded_files("layers.py", files) == [files["layers.py"]]
+    assert graded_files("layers.py", files) == [files["layers.py"]]  # (kept)
+    st = os.stat(files["layers.py"])
+    Path(files["layers.py"]).write_text("import numpy as np\nimport helpers\n")  # the same size
+    os.utime(files["layers.py"], ns=(st.st_atime_ns, st.st_mtime_ns))  # and modification time
+    assert sorted(graded_files("layers.py", files)) == sorted([files["layers.py"], files["helpers.py"]])

@@ -87,10 +87,10 @@ LAYOUTS = {
     "stdlib_helper": ({"layers.py": b"import json\n" + SOLUTION.encode(), "json.py": b"raise SystemExit(1)\n"},
                       TOTAL, "standard-library module"),
     "unicode-\u00fcn\u00efc\u00f8d\u00e9-\u03a9": ({"layers.py": SOLUTION.encode()}, TOTAL, None),
-    # folders named like the batch's own files, or like each other: each graded, none overwrites another
+    # folders named like the batch's own files, or like each other: each graded, none overwrites another (a batch file
+    # and a results file here; every batch file's name, grading.json and scores.png too, gets its folder from
+    # runner.result_folder: tests/test_grading_batch_names.py::test_a_folder_named_like_a_batch_file_gets_a_folder_of_its_own)
     "gradebook.csv": ({"layers.py": SOLUTION.encode()}, TOTAL, None),
-    "grading.json": ({"layers.py": DB_MEAN.encode()}, BASE, None),
-    "scores.png": ({"layers.py": SOLUTION.encode()}, TOTAL, None),
     "results.json": ({"layers.py": DB_MEAN.encode()}, BASE, None),
     os.fsdecode(b"non-utf8-\xff\xfe"): ({"layers.py": DB_MEAN.encode()}, BASE, None),
     "non-utf8-\\xff\\xfe": ({"layers.py": SOLUTION.encode()}, TOTAL, None),  # its escaped name, literally
@@ -109,14 +109,14 @@ LAYOUTS = {
 }
 ATTACKS = sorted(p.stem for p in HOSTILE.glob("*.attack"))
 #: tester16g H1/H2: the same bug, with numpy's comparisons patched in the sandbox or its cache kept elsewhere, costs
-#: what it costs plain (name -> (layers.py, deserved score, needle in the failures))
+#: what it costs plain (name -> (layers.py, deserved score, needle in the failures)). The plain cache bug is the
+#: cache_mutated mutant (tests/test_grading.py::test_each_mutant_fails_exactly_the_intended_tests); a second backward
+#: is compared in the grader's process, so numpy patched in the sandbox (patched_numpy_*) cannot reach it either
 SAME_BUG = {
     "patched_numpy_x_written": (PATCH_NP + X_WRITTEN, TOTAL - 1 - 3 - 2 - 2,  # ReLU tests and dtypes, as unpatched
                                 "ReLU.forward modified its input X in place"),
     "patched_numpy_dy_written": (PATCH_NP + DY_WRITTEN, TOTAL - 3 - 2,  # ReLU gradient, hidden ReLU
                                  "modified its upstream gradient dY in place"),
-    "cache_in_self_p": (CACHE_BUG, CACHE_SCORE, CACHE_SAID),
-    "cache_patched_numpy": (PATCH_NP + CACHE_BUG, CACHE_SCORE, CACHE_SAID),
     "cache_named_grad": (CACHE_BUG.replace("self.p =", "self.grad =").replace("d = self.p", "d = self.grad"),
                          CACHE_SCORE, CACHE_SAID),
     "cache_in_module_dict": ("_C = {}\n" + CACHE_BUG.replace("self.p =", "_C[id(self)] =").replace(

@@ -191,7 +191,40 @@ def graded_files(start: str, files: dict[str, str]) -> list[str]:
     -------
     list of str
         Paths, in the order reached.
+
+    Notes
+    -----
+    The answer is kept for the files as they are (:data:`_GRADED`): each test that loads a file asks again (a grading
+    of cs231n_layers, 22 times: a third of its child's CPU time), and the files have not changed.
     """
+    key = _files_key(start, files)
+    if key is not None and key in _GRADED:
+        return list(_GRADED[key])
+    reached = _graded_files(start, files)
+    if key is not None:
+        if len(_GRADED) >= 64:
+            _GRADED.clear()
+        _GRADED[key] = list(reached)
+    return reached
+
+
+#: :func:`graded_files`' answers by :func:`_files_key`.
+_GRADED: dict[tuple, list[str]] = {}
+
+
+def _files_key(start: str, files: dict[str, str]) -> tuple | None:
+    """``start`` and each file's name, path and ``lstat`` (device, inode, size, modification and change times in
+    nanoseconds: a write changes the change time, which no call sets back); None when a file cannot be read so."""
+    try:
+        return start, tuple((name, os.path.abspath(path), *((st := os.lstat(path)).st_dev, st.st_ino, st.st_mode,
+                                                             st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+                            for name, path in sorted(files.items()))
+    except OSError:
+        return None
+
+
+def _graded_files(start: str, files: dict[str, str]) -> list[str]:
+    """:func:`graded_files`' reading of the files, every time."""
     everything = list(files.values())
     if start not in files or any(os.path.getsize(p) > AST_BYTES for p in everything):
         return everything
