@@ -285,11 +285,22 @@ log_softmax = defprim(
     shapes=SAME, kinks="stable: x - logsumexp(x)",
     source="special.log_softmax({x}, axis={axis})",
 )
+def _softmax_vjp(g, p, axis):
+    """p * (g - sum(g * p)) along ``axis`` with g shifted by its value at the row's largest p (equal, as sum(p) = 1):
+    the winner's term is exactly 0, so a saturated row (p nearly one-hot) does not return the round-off of two
+    numbers of size |g| that agree to 1e-13 (session 46; the same expression as manualprop's _softmax_vjp, so the
+    tracks agree bit for bit)."""
+    d = g - np.take_along_axis(g, p.argmax(axis=axis, keepdims=True), axis=axis)
+    return p * (d - (d * p).sum(axis=axis, keepdims=True))
+
+
 softmax = defprim(
     "softmax",
     lambda x, axis=-1: np.exp(_log_softmax_fwd(x, axis=axis)),
-    lambda g, ans, x, axis=-1: ans * (g - (g * ans).sum(axis=axis, keepdims=True)), reads=(("ans",),),
-    jvp=lambda t, ans, x, axis=-1: ans * (t - np.sum(t * ans, axis=axis, keepdims=True)),
-    jacobian="diag(p) - p p^T along the axis", vjp="dx = p * (g - sum(g * p))", shapes=SAME,
+    lambda g, ans, x, axis=-1: _softmax_vjp(g, ans, axis), reads=(("ans",),),
+    jvp=lambda t, ans, x, axis=-1: _softmax_vjp(t, ans, axis),
+    jacobian="diag(p) - p p^T along the axis",
+    vjp="dx = p * (g - sum(g * p)), g shifted by g at the row's largest p (no cancellation when p is one-hot)",
+    shapes=SAME,
     source="special.softmax({x}, axis={axis})",
 )
