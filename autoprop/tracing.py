@@ -30,12 +30,14 @@ from __future__ import annotations
 import copy
 import dis
 import functools
+import gc
 import linecache
 import operator
 import os
 import sys
 import threading
 import types
+import weakref
 
 import numpy as np
 
@@ -238,20 +240,60 @@ def _array_bound(v):
     return isinstance(v, slice) and any(isinstance(b, (np.ndarray, Tensor)) for b in (v.start, v.stop, v.step))
 
 
-def _writable_static(a, trace, what):
+#: id -> the user's made arrays (:func:`_made_static`) of every trace, alive
+_MADE = weakref.WeakValueDictionary()
+
+
+def _made_static(a, trace, what):
     """``a`` (numpy's array from shapes and numbers only, in the user's code under ``trace``: ``np.zeros_like(y)`` of an
     integer argument, ``np.arange(n)``, ``np.eye(k)``) marked a constant of the trace
-    (:func:`autoprop.core.observe.static`) and left writable, as the eager call's array is (fn46: it was read-only, and
-    ``z[0] = 1`` raised numpy's bare "assignment destination is read-only" under the trace alone). ``trace`` keeps a
-    read-only copy, which the operations given ``a`` hold (:meth:`_Trace.held`): one given ``a`` after a write into
-    it is refused, naming ``what`` made it (the values written are not provably constant: a global array's, say)."""
+    (:func:`autoprop.core.observe.static`), read-only: a write into it is refused at the trace, naming the line
+    (:func:`_written_refusal`; fn46 left it writable, and a write the bytes did not show -- an empty mask from a
+    global -- was frozen: verify46b F3). ``trace`` holds it by weak reference and keeps a copy, which the operations
+    given ``a`` hold (:meth:`_Trace.held`); one still alive when the traced function has returned (kept on an object,
+    in a cache or a global, where a later write would not reach the replays: verify46b F1) is refused
+    (:meth:`_Trace.refuse_kept`)."""
     _observe.static(a)
-    a.flags.writeable = True
     if trace.active:
         kept = a.copy()
         kept.flags.writeable = False
-        trace.pristine[id(a)] = (a, kept, what, _user_line())
+        trace.made[id(a)] = (weakref.ref(a), kept, what, _user_line())
+        _MADE[id(a)] = a
     return a
+
+
+def _written_refusal(trace, err):
+    """TraceError for numpy's "assignment destination is read-only" (``err``) raised in the user's code while
+    ``trace`` ran, when it names one of the trace's made arrays (:func:`_made_static`), else None."""
+    tb, frame = err.__traceback__, None
+    while tb is not None:
+        name = os.path.abspath(tb.tb_frame.f_code.co_filename)
+        if not (name.startswith(_PKG) or name.startswith(_NUMPY) or name.startswith(_MANUAL)):
+            frame, line = tb.tb_frame, tb.tb_lineno
+        tb = tb.tb_next
+    if frame is None:
+        return None
+    mine = {}
+    for k, v in frame.f_locals.items():
+        base = v
+        while type(base) is np.ndarray and base.base is not None and _MADE.get(id(base)) is not base:
+            base = base.base
+        hit = trace.made.get(id(base)) if type(base) is np.ndarray else None
+        if hit is not None and hit[0]() is base:
+            mine[k] = hit
+    if not mine:
+        return None
+    src = linecache.getline(frame.f_code.co_filename, line).strip()
+    names = ", ".join(f"`{k}` ({what} made at {where})" for k, (_r, _c, what, where) in mine.items())
+    return TraceError(
+        f"autoprop.function: a write into an array made in the traced code from shapes and numbers, at "
+        f"{frame.f_code.co_filename}:{line}" + (f": `{src}`" if src else "") + f"; made arrays there: {names}. "
+        "Such an array is a constant of the trace, read-only while it traces: the values written into it (a global "
+        "array's, a count, the labels) may change between calls, and the replays would keep the first call's. "
+        "Build it with autoprop's operations instead (ap.where(cond, a, b) for a masked value, ap.one_hot(y, K) for "
+        "a one-hot, autoprop.numpy.take_along_axis(logits, y[:, None], axis=1) or logits[np.arange(N), y] for the "
+        "labels' logits), or compute it outside the function and pass it in as an argument. An array used by "
+        "numpy alone, never given to an autoprop operation, can be a copy: np.zeros(n).copy().")
 
 
 def _held_kw(trace, kw, where):
@@ -531,7 +573,7 @@ class _TracedInts(np.lib.mixins.NDArrayOperatorsMixin):
             return NotImplemented
         if func in _LIKE and not _has_array(args[1:]) and not _has_array(kwargs.values()):
             out = func(*_plain_arg(args), **kwargs)
-            return _writable_static(out, self._ap_trace, f"np.{func.__name__}({self._ap_name})") if self._watched() \
+            return _made_static(out, self._ap_trace, f"np.{func.__name__}({self._ap_name})") if self._watched() \
                 else _observe.static(out)
         if func is np.take_along_axis and len(args) > 1 and args[1] is self and self._watched() and (
                 type(args[0]) is np.ndarray and args[0].dtype.kind in "fc" and _observe.is_static(args[0])):
@@ -669,7 +711,7 @@ class _Trace:
         self.guards = []  # (list, a copy of its items when traced): tape.guard_traced's options (np.pad's pad_width)
         self.derived = {}  # id(array) -> (array, argument, how, by): autoprop's plain arrays from an integer argument
         self.int_origin = {}  # Tensor._key -> the integer argument's name: results of recorded ops on one (messages)
-        self.pristine = {}  # id -> (array, its read-only copy, what made it, line): the user's writable constants
+        self.made = {}  # id -> (weakref to the array, its read-only copy, what made it, line): the user's constants
 
     @property
     def active(self):
@@ -772,26 +814,36 @@ class _Trace:
 
     def held(self, a, v, where):
         """The constant an operation's replay reads for the static array ``a`` (``v``: its value as the operation
-        takes it, a cast maybe): ``v`` if ``a`` is read-only; for the user's writable one (:func:`_writable_static`),
-        its copy made with it (or ``v``, made now), while it still holds those values; TraceError after a write into
-        it."""
-        if not isinstance(a, np.ndarray) or not a.flags.writeable or not _observe.is_static(a):
+        takes it, a cast maybe): ``v`` for autoprop's own; for the user's made one (:func:`_made_static`), its copy
+        made with it (or ``v``, made now), never ``a`` itself (held by weak reference: :meth:`refuse_kept`);
+        TraceError for one made while another trace ran."""
+        if not isinstance(a, np.ndarray) or _MADE.get(id(a)) is not a:
             return v  # (autoprop's own, read-only)
-        hit = self.pristine.get(id(a))
-        if hit is not None and hit[0] is a:
-            _a, kept, what, line = hit
-            if a.tobytes() == kept.tobytes() and a.shape == kept.shape and a.dtype == kept.dtype:
-                return kept if v is a else v  # (v: the operation's cast of it, made now)
-            what = f"{what} made at {line}, written into since,"
-        else:  # (made while another trace ran, and kept: its values now are not provably those it was made with)
-            what = "made from shapes while another trace ran"
+        hit = self.made.get(id(a))
+        if hit is not None and hit[0]() is a:
+            return hit[1] if v is a else v  # (v: the operation's cast of it, made now)
         raise TraceError(
-            f"autoprop.function: {where} gets the array {what} at {_user_line()}: "
-            "the trace holds a constant made from shapes, but the values written into it may change between calls "
-            "(a global array's, a count), and it cannot prove them constant, so it refuses rather than freeze them. "
-            "Build it with autoprop's operations (ap.where(mask, v, z); a one-hot: I = ap.constant(np.eye(K)) made "
-            "outside the function, then I[y], or anp.take(np.eye(K), y, axis=0)), or compute it outside the function and "
+            f"autoprop.function: {where} gets an array made from shapes while another trace ran, at {_user_line()}: "
+            "kept since, its values now are not provably those it was made with, so the trace refuses rather than "
+            "freeze them. Make it again in this function, build it with autoprop's operations (ap.where(mask, v, z); "
+            "a one-hot: ap.one_hot(y, K) or anp.take(np.eye(K), y, axis=0)), or compute it outside the function and "
             "pass it in as an argument.")
+
+    def refuse_kept(self):
+        """TraceError when a made array (:func:`_made_static`) is still alive after the traced function returned:
+        kept on an object, in a cache, a global or a closure, a later write into it would not reach the replays,
+        which hold its copy (verify46b F1)."""
+        gc.collect()
+        alive = [(what, line) for ref, _kept, what, line in self.made.values() if ref() is not None]
+        self.made = {k: (lambda: None, *rest) for k, (_r, *rest) in self.made.items()}
+        if alive:
+            what, line = alive[0]
+            raise TraceError(
+                f"autoprop.function: the array {what} made at {line} outlives the traced call (kept on an object, in "
+                "a cache or a global): it is a constant of the trace, and a later write into it (a mask pruned, a "
+                "table updated) would not reach the replays, which keep its first values. Keep such state in a "
+                "Variable (ap.Variable(mask, trainable=False), changed with .assign), make it anew inside the "
+                "function at each call, or pass it in as an argument.")
 
     def spec(self, a, v, where):
         """Where an argument's value comes from at replay: ("s", slot), ("v", var, slot) or ("c", value)."""
@@ -935,7 +987,8 @@ class _Trace:
                 fill.append((k, None, self.index_slot(v, where, k)))
             elif isinstance(v, tuple) and any(_read_at_replay(e) for e in v):
                 arrays = tuple((i, self.index_slot(e, where, k)) for i, e in enumerate(v) if _read_at_replay(e))
-                fill.append((k, tuple(None if _read_at_replay(e) else e for e in v), arrays))
+                fill.append((k, tuple(None if _read_at_replay(e) else _held_kw(self, {k: e}, where)[k] for e in v),
+                             arrays))
         if fill:
             kw = {k: v for k, v in kw.items() if k not in {f[0] for f in fill}}
         return _held_kw(self, kw, where), tuple(fill)
@@ -1499,7 +1552,7 @@ def _escape_patches(fn, trace):
 
 
 #: numpy's constructors whose array, made in the user's code of a traced function from Python numbers only (shapes,
-#: a fill value), is a constant of the trace (:func:`_writable_static`): ``logits[np.arange(N), y]`` (the
+#: a fill value), is a constant of the trace (:func:`_made_static`): ``logits[np.arange(N), y]`` (the
 #: cross-entropy idiom, N from a shape: fn46), ``x * np.eye(3)``. Patched while a trace runs, as :data:`_ESCAPES`.
 _CONSTANTS = ("arange", "eye", "identity", "zeros", "ones", "full", "tri")
 
@@ -1514,14 +1567,14 @@ def _numbers(x, depth=0):
 
 def _constant_guard(name, original, trace):
     """``np.<name>`` while ``trace`` runs: called by the user's own code (the frame calling it) of the tracing thread
-    with numbers only, a constant of the trace (:func:`_writable_static`); else numpy's own call."""
+    with numbers only, a constant of the trace (:func:`_made_static`); else numpy's own call."""
     def make(*args, **kwargs):
         out = original(*args, **kwargs)
         if (threading.get_ident() == trace.thread and trace.active and type(out) is np.ndarray
                 and _numbers(args) and _numbers(tuple(kwargs.values()))):
             caller = os.path.abspath(sys._getframe(1).f_code.co_filename)
             if not (caller.startswith(_PKG) or caller.startswith(_NUMPY) or caller.startswith(_MANUAL)):
-                return _writable_static(out, trace, f"np.{name}(...)")
+                return _made_static(out, trace, f"np.{name}(...)")
         return out
     make.__name__ = name
     make.__wrapped__ = original
@@ -1685,7 +1738,13 @@ class Function:
             holder[n] = guard
         try:
             state = others.snapshot(start=True)
-            result = self._fn(*targs, **tkwargs)
+            try:
+                result = self._fn(*targs, **tkwargs)
+            except ValueError as e:
+                refusal = _written_refusal(trace, e) if "read-only" in str(e) else None
+                if refusal is None:
+                    raise
+                raise refusal from e
             out = _outputs(result, trace)
             after = others.snapshot(start=False)
         finally:
@@ -1704,6 +1763,7 @@ class Function:
                 "(through a name imported before the trace; another thread's draws through np.random's names are "
                 "not counted): the draw would be frozen into every replay. "
                 "Draw outside the function and pass the draw in as an argument.")
+        trace.refuse_kept()
         trace.state = _STATE[0]
         trace.names = self._names.values()  # (as the trace left them: its own Python side effects kept)
         trace.layout = tuple((layer, f, same, then) for layer, f, same in trace.called.values() if (then := f(layer)))
