@@ -1187,7 +1187,8 @@ class _Trace:
                 ins[j] = None
             ans = ("slots", tuple(self.slot[k] for k in outkeys)) if multi else ("slot", self.slot[first])
             kws = self.kwslot.get(first)
-            steps.append((prim.vjps, prim.joint_vjp, multi, gs, ans, ins, tuple(fill), node.kwargs, kws,
+            steps.append((prim.vjps, prim.joint_vjp, multi, gs, ans, ins, tuple(fill),
+                          _held_kw(self, node.kwargs, f"autoprop.{prim.name}"), kws,  # (a made key: its copy)
                           tuple((i, g_of(ka)) for i, ka in pairs)))
         p.steps = steps
         res = []
