@@ -711,6 +711,7 @@ class _Trace:
         self.guards = []  # (list, a copy of its items when traced): tape.guard_traced's options (np.pad's pad_width)
         self.derived = {}  # id(array) -> (array, argument, how, by): autoprop's plain arrays from an integer argument
         self.int_origin = {}  # Tensor._key -> the integer argument's name: results of recorded ops on one (messages)
+        self.int_tensors = {}  # id -> (value, name): integer Tensor arguments' arrays (messages)
         self.made = {}  # id -> (weakref to the array, its read-only copy, what made it, line): the user's constants
 
     @property
@@ -1001,6 +1002,18 @@ class _Trace:
         boolean = isinstance(v, np.ndarray) and v.dtype.kind == "b"
         what = ("a boolean mask, whose count of True sets the result's shape" if boolean
                 else "not an integer argument of the call")
+        arg = self.int_tensors.get(id(v))
+        if arg is not None and arg[0] is v or isinstance(v, Tensor):  # (verify46b F6: the advice below refused too)
+            name = arg[1] if arg is not None and arg[0] is v else "y"
+            raise TraceError(
+                f"autoprop.function: {where} gets the integer autoprop Tensor argument `{name}` in its keyword "
+                f"argument {k}= (labels passed as ap.constant({name})), at {_user_line()}: an integer Tensor carries "
+                "no gradient and autoprop's operations take its values as numpy's, which the trace does not read "
+                "anew at each replay, so it would freeze them. Pass the labels as the numpy integer array itself "
+                f"({name}.numpy() outside the function; each replay then "
+                "reads that call's labels: logits[np.arange(N), y], "
+                "autoprop.numpy.take_along_axis(logits, y[:, None], axis=1)), or use ap.one_hot(y, K), or run "
+                "this code eagerly (without @autoprop.function).")
         raise TraceError(
             f"autoprop.function: {where} gets an array in its keyword argument {k}= (an index array?), "
             f"{what}, at {_user_line()}: the trace would freeze it. Index with slices or with an integer "
@@ -1448,6 +1461,8 @@ def _as_traced(x, trace, name):
     if isinstance(x, Tensor):
         t = _wrap(x._value)
         trace.slot[t._key] = s
+        if x._value.dtype.kind in "iub":  # (messages: labels passed as ap.constant(y), verify46b F6)
+            trace.int_tensors[id(x._value)] = (x._value, name)
         return t
     if x.dtype.kind in "fc":
         t = _wrap(x)
