@@ -1658,6 +1658,11 @@ class _Names:
 _VARIANTS = 8
 
 
+def _no_cache():
+    """None: a copied instance's cache of a traced method (:meth:`Function.__reduce__`)."""
+    return None
+
+
 class Function:
     """A Python function traced per input signature and replayed (:func:`function`)."""
 
@@ -1678,10 +1683,20 @@ class Function:
         if obj is None:
             return self
         bound = obj.__dict__.get(f"_autoprop_function_{id(self)}")
-        if bound is None:
+        if bound is None or bound._fn.__self__ is not obj:  # (none yet, or a shallow copy's: the original's)
             bound = Function(self._fn.__get__(obj, objtype))
+            bound._cache = True
             obj.__dict__[f"_autoprop_function_{id(self)}"] = bound
         return bound
+
+    def __reduce__(self):
+        """copy.deepcopy and pickle: the function without its traces (they hold modules and the trace's arrays;
+        a copy traces anew for itself, verify46b F4). A method's per-instance cache (:meth:`__get__`) becomes
+        None, so the copied instance binds its own on the next access (a copied cache would train the
+        original's weights)."""
+        if self.__dict__.get("_cache"):
+            return (_no_cache, ())
+        return (Function, (self._fn,))  # (a bound method: bound to the copy by copy and pickle)
 
     @property
     def trace_count(self):
