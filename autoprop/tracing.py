@@ -297,7 +297,7 @@ def _written_refusal(trace, err):
 
 
 def _held_kw(trace, kw, where):
-    """``kw`` with its writable static arrays (directly or in a tuple: ``x[np.arange(n), y]``'s key) as
+    """``kw`` with its made arrays (directly or in a tuple: ``x[np.arange(n), y]``'s key) as
     :meth:`_Trace.held` gives them."""
     def held(v):
         if type(v) is tuple:
@@ -431,9 +431,9 @@ class _TracedInts(np.lib.mixins.NDArrayOperatorsMixin):
     numpy's functions of it (``np.expand_dims(y, 1)``), a Python number from it, and ``np.eye(C)[y]`` (numpy's C
     indexing meets the guard first: make ``I = autoprop.constant(np.eye(C))`` outside, then ``I[y]``, or write
     ``anp.take(np.eye(C), y, axis=0)``). Arrays the user's code makes from numbers (``np.arange(N)``, ``np.eye(C)``,
-    ``np.zeros(shape)``: :data:`_CONSTANTS`; ``np.zeros_like(y)``) are constants of the trace, writable as eagerly,
-    refused to an operation once written into (:meth:`_Trace.held`): ``logits[np.arange(N), y]`` replays each call's
-    labels (fn46)."""
+    ``np.zeros(shape)``: :data:`_CONSTANTS`; ``np.zeros_like(y)``) are constants of the trace, read-only while it
+    runs (a write refused naming the line) and refused if kept after the call (:func:`_made_static`):
+    ``logits[np.arange(N), y]`` replays each call's labels (fn46)."""
 
     __slots__ = ("_ap_array", "_ap_trace", "_ap_name", "__weakref__")
     __hash__ = None
@@ -1833,7 +1833,9 @@ def function(fn=None):
         one (``np.allclose``, ``np.any``, ``np.count_nonzero``); ``np.random``'s module-level functions; a
         numpy array that enters an operation without being an argument or a Variable (refused, not guarded:
         its contents may be a fresh draw or an attribute rebound between calls, which no comparison of the
-        traced array would see); a tensor made inside the function from such a value; a persistent or nested
+        traced array would see; one the function makes from numbers, ``np.arange(N)``, ``np.eye(K)``,
+        ``np.zeros_like(y)``, is a constant of the trace, read-only while tracing: a write into it, or keeping it
+        after the call, is refused); a tensor made inside the function from such a value; a persistent or nested
         tape, ``watch_accessed_variables=False``, ``stop_recording``, ``jacobian``, ``batch_jacobian``,
         ``backward_source``, ``output_gradients=``, ``unconnected_gradients='zero'``, a
         ``ForwardAccumulator``, ``custom_gradient``, a Variable or optimizer made inside the function; a call
