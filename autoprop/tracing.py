@@ -822,6 +822,12 @@ class _Trace:
             return v  # (autoprop's own, read-only)
         hit = self.made.get(id(a))
         if hit is not None and hit[0]() is a:
+            if a.flags.writeable or a.tobytes() != hit[1].tobytes():  # (the user set it writable again)
+                raise TraceError(
+                    f"autoprop.function: {where} gets the array {hit[2]} made at {hit[3]}, made writable and "
+                    f"written into since, at {_user_line()}: a constant of the trace is read-only while it traces. "
+                    "Build it with autoprop's operations (ap.where, ap.one_hot), or compute it outside the "
+                    "function and pass it in as an argument.")
             return hit[1] if v is a else v  # (v: the operation's cast of it, made now)
         raise TraceError(
             f"autoprop.function: {where} gets an array made from shapes while another trace ran, at {_user_line()}: "
