@@ -1837,13 +1837,11 @@ def function(fn=None):
         converting a traced tensor to a Python or numpy value (``float``, ``bool`` and so a Python ``if`` on
         it, ``int``, ``.numpy()``, ``np.asarray``, ``.item()``, an index), or numpy's value-only functions on
         one (``np.allclose``, ``np.any``, ``np.count_nonzero``); ``np.random``'s module-level functions; a
-        numpy array that enters an operation without being an argument or a Variable (refused, not guarded:
-        its contents may be a fresh draw or an attribute rebound between calls, which no comparison of the
-        traced array would see; one the function makes from numbers, ``np.arange(N)``, ``np.eye(K)``,
-        ``np.zeros_like(y)``, is a constant of the trace, read-only while tracing: a write into it, or keeping it
-        after the call, is refused); a tensor made inside the function from such a value; a persistent or nested
-        tape, ``watch_accessed_variables=False``, ``stop_recording``, ``jacobian``, ``batch_jacobian``,
-        ``backward_source``, ``output_gradients=``, ``unconnected_gradients='zero'``, a
+        numpy array that enters an operation without being an argument or a Variable (not guarded: a fresh draw
+        or an attribute rebound between calls; one made in it from numbers, ``np.arange(N)``, is a read-only
+        constant: a write into it, or keeping it after the call, refused); a tensor made inside the function
+        from such a value; a persistent or nested tape, ``watch_accessed_variables=False``, ``stop_recording``,
+        ``jacobian``, ``batch_jacobian``, ``backward_source``, ``output_gradients=``, ``unconnected_gradients='zero'``, a
         ``ForwardAccumulator``, ``custom_gradient``, a Variable or optimizer made inside the function; a call
         while a tape records; a generator function; the function's own numpy on an integer or boolean array
         argument (``np.count_nonzero(y != 0)``, ``y -= 1``, an ``if`` or a loop on it).
