@@ -30,12 +30,14 @@ from __future__ import annotations
 import copy
 import dis
 import functools
+import gc
 import linecache
 import operator
 import os
 import sys
 import threading
 import types
+import weakref
 
 import numpy as np
 
@@ -238,24 +240,64 @@ def _array_bound(v):
     return isinstance(v, slice) and any(isinstance(b, (np.ndarray, Tensor)) for b in (v.start, v.stop, v.step))
 
 
-def _writable_static(a, trace, what):
+#: id -> the user's made arrays (:func:`_made_static`) of every trace, alive
+_MADE = weakref.WeakValueDictionary()
+
+
+def _made_static(a, trace, what):
     """``a`` (numpy's array from shapes and numbers only, in the user's code under ``trace``: ``np.zeros_like(y)`` of an
     integer argument, ``np.arange(n)``, ``np.eye(k)``) marked a constant of the trace
-    (:func:`autoprop.core.observe.static`) and left writable, as the eager call's array is (fn46: it was read-only, and
-    ``z[0] = 1`` raised numpy's bare "assignment destination is read-only" under the trace alone). ``trace`` keeps a
-    read-only copy, which the operations given ``a`` hold (:meth:`_Trace.held`): one given ``a`` after a write into
-    it is refused, naming ``what`` made it (the values written are not provably constant: a global array's, say)."""
+    (:func:`autoprop.core.observe.static`), read-only: a write into it is refused at the trace, naming the line
+    (:func:`_written_refusal`; fn46 left it writable, and a write the bytes did not show -- an empty mask from a
+    global -- was frozen: verify46b F3). ``trace`` holds it by weak reference and keeps a copy, which the operations
+    given ``a`` hold (:meth:`_Trace.held`); one still alive when the traced function has returned (kept on an object,
+    in a cache or a global, where a later write would not reach the replays: verify46b F1) is refused
+    (:meth:`_Trace.refuse_kept`)."""
     _observe.static(a)
-    a.flags.writeable = True
     if trace.active:
         kept = a.copy()
         kept.flags.writeable = False
-        trace.pristine[id(a)] = (a, kept, what, _user_line())
+        trace.made[id(a)] = (weakref.ref(a), kept, what, _user_line())
+        _MADE[id(a)] = a
     return a
 
 
+def _written_refusal(trace, err):
+    """TraceError for numpy's "assignment destination is read-only" (``err``) raised in the user's code while
+    ``trace`` ran, when it names one of the trace's made arrays (:func:`_made_static`), else None."""
+    tb, frame = err.__traceback__, None
+    while tb is not None:
+        name = os.path.abspath(tb.tb_frame.f_code.co_filename)
+        if not (name.startswith(_PKG) or name.startswith(_NUMPY) or name.startswith(_MANUAL)):
+            frame, line = tb.tb_frame, tb.tb_lineno
+        tb = tb.tb_next
+    if frame is None:
+        return None
+    mine = {}
+    for k, v in frame.f_locals.items():
+        base = v
+        while type(base) is np.ndarray and base.base is not None and _MADE.get(id(base)) is not base:
+            base = base.base
+        hit = trace.made.get(id(base)) if type(base) is np.ndarray else None
+        if hit is not None and hit[0]() is base:
+            mine[k] = hit
+    if not mine:
+        return None
+    src = linecache.getline(frame.f_code.co_filename, line).strip()
+    names = ", ".join(f"`{k}` ({what} made at {where})" for k, (_r, _c, what, where) in mine.items())
+    return TraceError(
+        f"autoprop.function: a write into an array made in the traced code from shapes and numbers, at "
+        f"{frame.f_code.co_filename}:{line}" + (f": `{src}`" if src else "") + f"; made arrays there: {names}. "
+        "Such an array is a constant of the trace, read-only while it traces: the values written into it (a global "
+        "array's, a count, the labels) may change between calls, and the replays would keep the first call's. "
+        "Build it with autoprop's operations instead (ap.where(cond, a, b) for a masked value, ap.one_hot(y, K) for "
+        "a one-hot, autoprop.numpy.take_along_axis(logits, y[:, None], axis=1) or logits[np.arange(N), y] for the "
+        "labels' logits), or compute it outside the function and pass it in as an argument. An array used by "
+        "numpy alone, never given to an autoprop operation, can be a copy: np.zeros(n).copy().")
+
+
 def _held_kw(trace, kw, where):
-    """``kw`` with its writable static arrays (directly or in a tuple: ``x[np.arange(n), y]``'s key) as
+    """``kw`` with its made arrays (directly or in a tuple: ``x[np.arange(n), y]``'s key) as
     :meth:`_Trace.held` gives them."""
     def held(v):
         if type(v) is tuple:
@@ -389,9 +431,9 @@ class _TracedInts(np.lib.mixins.NDArrayOperatorsMixin):
     numpy's functions of it (``np.expand_dims(y, 1)``), a Python number from it, and ``np.eye(C)[y]`` (numpy's C
     indexing meets the guard first: make ``I = autoprop.constant(np.eye(C))`` outside, then ``I[y]``, or write
     ``anp.take(np.eye(C), y, axis=0)``). Arrays the user's code makes from numbers (``np.arange(N)``, ``np.eye(C)``,
-    ``np.zeros(shape)``: :data:`_CONSTANTS`; ``np.zeros_like(y)``) are constants of the trace, writable as eagerly,
-    refused to an operation once written into (:meth:`_Trace.held`): ``logits[np.arange(N), y]`` replays each call's
-    labels (fn46)."""
+    ``np.zeros(shape)``: :data:`_CONSTANTS`; ``np.zeros_like(y)``) are constants of the trace, read-only while it
+    runs (a write refused naming the line) and refused if kept after the call (:func:`_made_static`):
+    ``logits[np.arange(N), y]`` replays each call's labels (fn46)."""
 
     __slots__ = ("_ap_array", "_ap_trace", "_ap_name", "__weakref__")
     __hash__ = None
@@ -531,7 +573,7 @@ class _TracedInts(np.lib.mixins.NDArrayOperatorsMixin):
             return NotImplemented
         if func in _LIKE and not _has_array(args[1:]) and not _has_array(kwargs.values()):
             out = func(*_plain_arg(args), **kwargs)
-            return _writable_static(out, self._ap_trace, f"np.{func.__name__}({self._ap_name})") if self._watched() \
+            return _made_static(out, self._ap_trace, f"np.{func.__name__}({self._ap_name})") if self._watched() \
                 else _observe.static(out)
         if func is np.take_along_axis and len(args) > 1 and args[1] is self and self._watched() and (
                 type(args[0]) is np.ndarray and args[0].dtype.kind in "fc" and _observe.is_static(args[0])):
@@ -669,7 +711,8 @@ class _Trace:
         self.guards = []  # (list, a copy of its items when traced): tape.guard_traced's options (np.pad's pad_width)
         self.derived = {}  # id(array) -> (array, argument, how, by): autoprop's plain arrays from an integer argument
         self.int_origin = {}  # Tensor._key -> the integer argument's name: results of recorded ops on one (messages)
-        self.pristine = {}  # id -> (array, its read-only copy, what made it, line): the user's writable constants
+        self.int_tensors = {}  # id -> (value, name): integer Tensor arguments' arrays (messages)
+        self.made = {}  # id -> (weakref to the array, its read-only copy, what made it, line): the user's constants
 
     @property
     def active(self):
@@ -772,26 +815,42 @@ class _Trace:
 
     def held(self, a, v, where):
         """The constant an operation's replay reads for the static array ``a`` (``v``: its value as the operation
-        takes it, a cast maybe): ``v`` if ``a`` is read-only; for the user's writable one (:func:`_writable_static`),
-        its copy made with it (or ``v``, made now), while it still holds those values; TraceError after a write into
-        it."""
-        if not isinstance(a, np.ndarray) or not a.flags.writeable or not _observe.is_static(a):
+        takes it, a cast maybe): ``v`` for autoprop's own; for the user's made one (:func:`_made_static`), its copy
+        made with it (or ``v``, made now), never ``a`` itself (held by weak reference: :meth:`refuse_kept`);
+        TraceError for one made while another trace ran."""
+        if not isinstance(a, np.ndarray) or _MADE.get(id(a)) is not a:
             return v  # (autoprop's own, read-only)
-        hit = self.pristine.get(id(a))
-        if hit is not None and hit[0] is a:
-            _a, kept, what, line = hit
-            if a.tobytes() == kept.tobytes() and a.shape == kept.shape and a.dtype == kept.dtype:
-                return kept if v is a else v  # (v: the operation's cast of it, made now)
-            what = f"{what} made at {line}, written into since,"
-        else:  # (made while another trace ran, and kept: its values now are not provably those it was made with)
-            what = "made from shapes while another trace ran"
+        hit = self.made.get(id(a))
+        if hit is not None and hit[0]() is a:
+            if a.flags.writeable or a.tobytes() != hit[1].tobytes():  # (the user set it writable again)
+                raise TraceError(
+                    f"autoprop.function: {where} gets the array {hit[2]} made at {hit[3]}, made writable and "
+                    f"written into since, at {_user_line()}: a constant of the trace is read-only while it traces. "
+                    "Build it with autoprop's operations (ap.where, ap.one_hot), or compute it outside the "
+                    "function and pass it in as an argument.")
+            return hit[1] if v is a else v  # (v: the operation's cast of it, made now)
         raise TraceError(
-            f"autoprop.function: {where} gets the array {what} at {_user_line()}: "
-            "the trace holds a constant made from shapes, but the values written into it may change between calls "
-            "(a global array's, a count), and it cannot prove them constant, so it refuses rather than freeze them. "
-            "Build it with autoprop's operations (ap.where(mask, v, z); a one-hot: I = ap.constant(np.eye(K)) made "
-            "outside the function, then I[y], or anp.take(np.eye(K), y, axis=0)), or compute it outside the function and "
+            f"autoprop.function: {where} gets an array made from shapes while another trace ran, at {_user_line()}: "
+            "kept since, its values now are not provably those it was made with, so the trace refuses rather than "
+            "freeze them. Make it again in this function, build it with autoprop's operations (ap.where(mask, v, z); "
+            "a one-hot: ap.one_hot(y, K) or anp.take(np.eye(K), y, axis=0)), or compute it outside the function and "
             "pass it in as an argument.")
+
+    def refuse_kept(self):
+        """TraceError when a made array (:func:`_made_static`) is still alive after the traced function returned:
+        kept on an object, in a cache, a global or a closure, a later write into it would not reach the replays,
+        which hold its copy (verify46b F1)."""
+        gc.collect()
+        alive = [(what, line) for ref, _kept, what, line in self.made.values() if ref() is not None]
+        self.made = {k: (lambda: None, *rest) for k, (_r, *rest) in self.made.items()}
+        if alive:
+            what, line = alive[0]
+            raise TraceError(
+                f"autoprop.function: the array {what} made at {line} outlives the traced call (kept on an object, in "
+                "a cache or a global): it is a constant of the trace, and a later write into it (a mask pruned, a "
+                "table updated) would not reach the replays, which keep its first values. Keep such state in a "
+                "Variable (ap.Variable(mask, trainable=False), changed with .assign), make it anew inside the "
+                "function at each call, or pass it in as an argument.")
 
     def spec(self, a, v, where):
         """Where an argument's value comes from at replay: ("s", slot), ("v", var, slot) or ("c", value)."""
@@ -935,7 +994,8 @@ class _Trace:
                 fill.append((k, None, self.index_slot(v, where, k)))
             elif isinstance(v, tuple) and any(_read_at_replay(e) for e in v):
                 arrays = tuple((i, self.index_slot(e, where, k)) for i, e in enumerate(v) if _read_at_replay(e))
-                fill.append((k, tuple(None if _read_at_replay(e) else e for e in v), arrays))
+                fill.append((k, tuple(None if _read_at_replay(e) else _held_kw(self, {k: e}, where)[k] for e in v),
+                             arrays))
         if fill:
             kw = {k: v for k, v in kw.items() if k not in {f[0] for f in fill}}
         return _held_kw(self, kw, where), tuple(fill)
@@ -948,6 +1008,18 @@ class _Trace:
         boolean = isinstance(v, np.ndarray) and v.dtype.kind == "b"
         what = ("a boolean mask, whose count of True sets the result's shape" if boolean
                 else "not an integer argument of the call")
+        arg = self.int_tensors.get(id(v))
+        if arg is not None and arg[0] is v or isinstance(v, Tensor):  # (verify46b F6: the advice below refused too)
+            name = arg[1] if arg is not None and arg[0] is v else "y"
+            raise TraceError(
+                f"autoprop.function: {where} gets the integer autoprop Tensor argument `{name}` in its keyword "
+                f"argument {k}= (labels passed as ap.constant({name})), at {_user_line()}: an integer Tensor carries "
+                "no gradient and autoprop's operations take its values as numpy's, which the trace does not read "
+                "anew at each replay, so it would freeze them. Pass the labels as the numpy integer array itself "
+                f"({name}.numpy() outside the function; each replay then "
+                "reads that call's labels: logits[np.arange(N), y], "
+                "autoprop.numpy.take_along_axis(logits, y[:, None], axis=1)), or use ap.one_hot(y, K), or run "
+                "this code eagerly (without @autoprop.function).")
         raise TraceError(
             f"autoprop.function: {where} gets an array in its keyword argument {k}= (an index array?), "
             f"{what}, at {_user_line()}: the trace would freeze it. Index with slices or with an integer "
@@ -1134,7 +1206,8 @@ class _Trace:
                 ins[j] = None
             ans = ("slots", tuple(self.slot[k] for k in outkeys)) if multi else ("slot", self.slot[first])
             kws = self.kwslot.get(first)
-            steps.append((prim.vjps, prim.joint_vjp, multi, gs, ans, ins, tuple(fill), node.kwargs, kws,
+            steps.append((prim.vjps, prim.joint_vjp, multi, gs, ans, ins, tuple(fill),
+                          _held_kw(self, node.kwargs, f"autoprop.{prim.name}"), kws,  # (a made key: its copy)
                           tuple((i, g_of(ka)) for i, ka in pairs)))
         p.steps = steps
         res = []
@@ -1394,6 +1467,8 @@ def _as_traced(x, trace, name):
     if isinstance(x, Tensor):
         t = _wrap(x._value)
         trace.slot[t._key] = s
+        if x._value.dtype.kind in "iub":  # (messages: labels passed as ap.constant(y), verify46b F6)
+            trace.int_tensors[id(x._value)] = (x._value, name)
         return t
     if x.dtype.kind in "fc":
         t = _wrap(x)
@@ -1499,7 +1574,7 @@ def _escape_patches(fn, trace):
 
 
 #: numpy's constructors whose array, made in the user's code of a traced function from Python numbers only (shapes,
-#: a fill value), is a constant of the trace (:func:`_writable_static`): ``logits[np.arange(N), y]`` (the
+#: a fill value), is a constant of the trace (:func:`_made_static`): ``logits[np.arange(N), y]`` (the
 #: cross-entropy idiom, N from a shape: fn46), ``x * np.eye(3)``. Patched while a trace runs, as :data:`_ESCAPES`.
 _CONSTANTS = ("arange", "eye", "identity", "zeros", "ones", "full", "tri")
 
@@ -1514,14 +1589,14 @@ def _numbers(x, depth=0):
 
 def _constant_guard(name, original, trace):
     """``np.<name>`` while ``trace`` runs: called by the user's own code (the frame calling it) of the tracing thread
-    with numbers only, a constant of the trace (:func:`_writable_static`); else numpy's own call."""
+    with numbers only, a constant of the trace (:func:`_made_static`); else numpy's own call."""
     def make(*args, **kwargs):
         out = original(*args, **kwargs)
         if (threading.get_ident() == trace.thread and trace.active and type(out) is np.ndarray
                 and _numbers(args) and _numbers(tuple(kwargs.values()))):
             caller = os.path.abspath(sys._getframe(1).f_code.co_filename)
             if not (caller.startswith(_PKG) or caller.startswith(_NUMPY) or caller.startswith(_MANUAL)):
-                return _writable_static(out, trace, f"np.{name}(...)")
+                return _made_static(out, trace, f"np.{name}(...)")
         return out
     make.__name__ = name
     make.__wrapped__ = original
@@ -1589,6 +1664,11 @@ class _Names:
 _VARIANTS = 8
 
 
+def _no_cache():
+    """None: a copied instance's cache of a traced method (:meth:`Function.__reduce__`)."""
+    return None
+
+
 class Function:
     """A Python function traced per input signature and replayed (:func:`function`)."""
 
@@ -1609,10 +1689,20 @@ class Function:
         if obj is None:
             return self
         bound = obj.__dict__.get(f"_autoprop_function_{id(self)}")
-        if bound is None:
+        if bound is None or bound._fn.__self__ is not obj:  # (none yet, or a shallow copy's: the original's)
             bound = Function(self._fn.__get__(obj, objtype))
+            bound._cache = True
             obj.__dict__[f"_autoprop_function_{id(self)}"] = bound
         return bound
+
+    def __reduce__(self):
+        """copy.deepcopy and pickle: the function without its traces (they hold modules and the trace's arrays;
+        a copy traces anew for itself, verify46b F4). A method's per-instance cache (:meth:`__get__`) becomes
+        None, so the copied instance binds its own on the next access (a copied cache would train the
+        original's weights)."""
+        if self.__dict__.get("_cache"):
+            return (_no_cache, ())
+        return (Function, (self._fn,))  # (a bound method: bound to the copy by copy and pickle)
 
     @property
     def trace_count(self):
@@ -1685,7 +1775,13 @@ class Function:
             holder[n] = guard
         try:
             state = others.snapshot(start=True)
-            result = self._fn(*targs, **tkwargs)
+            try:
+                result = self._fn(*targs, **tkwargs)
+            except ValueError as e:
+                refusal = _written_refusal(trace, e) if "read-only" in str(e) else None
+                if refusal is None:
+                    raise
+                raise refusal from e
             out = _outputs(result, trace)
             after = others.snapshot(start=False)
         finally:
@@ -1704,6 +1800,7 @@ class Function:
                 "(through a name imported before the trace; another thread's draws through np.random's names are "
                 "not counted): the draw would be frozen into every replay. "
                 "Draw outside the function and pass the draw in as an argument.")
+        trace.refuse_kept()
         trace.state = _STATE[0]
         trace.names = self._names.values()  # (as the trace left them: its own Python side effects kept)
         trace.layout = tuple((layer, f, same, then) for layer, f, same in trace.called.values() if (then := f(layer)))
@@ -1740,11 +1837,11 @@ def function(fn=None):
         converting a traced tensor to a Python or numpy value (``float``, ``bool`` and so a Python ``if`` on
         it, ``int``, ``.numpy()``, ``np.asarray``, ``.item()``, an index), or numpy's value-only functions on
         one (``np.allclose``, ``np.any``, ``np.count_nonzero``); ``np.random``'s module-level functions; a
-        numpy array that enters an operation without being an argument or a Variable (refused, not guarded:
-        its contents may be a fresh draw or an attribute rebound between calls, which no comparison of the
-        traced array would see); a tensor made inside the function from such a value; a persistent or nested
-        tape, ``watch_accessed_variables=False``, ``stop_recording``, ``jacobian``, ``batch_jacobian``,
-        ``backward_source``, ``output_gradients=``, ``unconnected_gradients='zero'``, a
+        numpy array that enters an operation without being an argument or a Variable (not guarded: a fresh draw
+        or an attribute rebound between calls; one made in it from numbers, ``np.arange(N)``, is a read-only
+        constant: a write into it, or keeping it after the call, refused); a tensor made inside the function
+        from such a value; a persistent or nested tape, ``watch_accessed_variables=False``, ``stop_recording``,
+        ``jacobian``, ``batch_jacobian``, ``backward_source``, ``output_gradients=``, ``unconnected_gradients='zero'``, a
         ``ForwardAccumulator``, ``custom_gradient``, a Variable or optimizer made inside the function; a call
         while a tape records; a generator function; the function's own numpy on an integer or boolean array
         argument (``np.count_nonzero(y != 0)``, ``y -= 1``, an ``if`` or a loop on it).

@@ -122,24 +122,89 @@ _LOGITS = np.random.default_rng(46).normal(size=(5, 3))
 _LABELS = [np.array([0, 2, 1, 1, 0]), np.array([1, 1, 0, 2, 2]), np.array([2, 0, 0, 1, 2])]
 
 
-def test_zeros_like_of_an_int_argument_is_writable_and_a_write_before_use_is_refused():
-    def f(x, y):
-        z = np.zeros_like(y, dtype=np.float64)
-        a = x * z  # read before the write: the zeros
-        z[0] = 1.0  # writable, as eagerly (was numpy's "assignment destination is read-only" under the trace)
-        return a + x
-    g = ap.function(f)
-    for k in range(3):
-        x = np.arange(3.0) + k
-        np.testing.assert_array_equal(g(x, _LABELS[0][:3]).numpy(), f(ap.constant(x), _LABELS[0][:3]).numpy())
+# verify46b F2, F3: a write into a made array, before or after an operation read it, from a global or the labels
+def _write_after_index(x, y):
+    rows = np.arange(x.shape[0])
+    out = ap.constant(x)[rows, y]  # the labels' logits
+    rows[:] = 0  # the buffer reused afterwards (the replays read 0s in the forward: F2)
+    return out
 
-    def h(x, y):
-        z = np.zeros_like(y, dtype=np.float64)
-        z[0] = 1.0
-        return x * z
-    for x in (np.ones(3), np.ones(3, np.float32)):  # (float32: the operation reads a cast of it)
-        with pytest.raises(ap.TraceError, match=r"np.zeros_like\(y\) made at .*written into since.*ap.constant"):
-            ap.function(h)(x, _LABELS[0][:3])
+
+def _zeros_like_index_written(x, y):
+    rows = np.zeros_like(y)
+    out = ap.constant(x)[rows, y]
+    rows += 2
+    return out
+
+
+_IGNORE = np.zeros(3, dtype=bool)  # classes ignored: none yet (F3: the write changes no byte at the trace)
+_PERM = np.arange(5)
+
+
+def _masked_by_global(x, y):
+    mask = np.ones(3)
+    mask[_IGNORE] = 0.0
+    return anp.sum(ap.constant(x) * mask)
+
+
+def _offset_by_global(x, y):
+    o = np.zeros(3)
+    o += _IGNORE
+    return anp.sum(ap.constant(x) + o)
+
+
+def _rows_from_global(x, y):
+    rows = np.arange(5)
+    rows[:] = _PERM
+    return ap.constant(x)[rows, 0]
+
+
+def _zeros_like_written_before(x, y):
+    z = np.zeros_like(y, dtype=np.float64)
+    z[0] = 1.0
+    return x * z
+
+
+@pytest.mark.parametrize("f, line", [
+    (_write_after_index, r"rows\[:\] = 0"), (_zeros_like_index_written, "rows \\+= 2"),
+    (_masked_by_global, r"mask\[_IGNORE\] = 0.0"), (_offset_by_global, "o \\+= _IGNORE"),
+    (_rows_from_global, r"rows\[:\] = _PERM"), (_zeros_like_written_before, r"z\[0\] = 1.0")])
+def test_a_write_into_a_made_array_is_refused_at_the_first_call_naming_it(f, line):
+    with pytest.raises(ap.TraceError, match=line + r".*made arrays there: `\w+` \(np\.\w+\(.*ap.where.*ap.one_hot"):
+        ap.function(f)(_LOGITS, _LABELS[0])
+
+
+class _Pruned(ap.layers.Layer):
+    """verify46b F1: a pruning mask made at the first call and kept on the layer, pruned in place between steps."""
+
+    def __init__(self):
+        super().__init__()
+        self.W = ap.Variable(np.arange(6.0).reshape(3, 2) / 10)
+        self.mask = None
+
+    def call(self, x):
+        if self.mask is None:
+            self.mask = np.ones(self.W.shape)
+        return ap.matmul(x, self.W * self.mask)
+
+
+_CACHE = {}
+
+
+def _cached_eye(k):
+    if k not in _CACHE:  # (functools.lru_cache's effect)
+        _CACHE[k] = np.eye(k)
+    return _CACHE[k]
+
+
+def test_a_made_array_kept_after_the_call_is_refused_at_the_first_call():
+    layer = _Pruned()
+    with pytest.raises(ap.TraceError, match=r"np.ones\(...\) made at .*self.mask = np.ones.*outlives the traced call"):
+        ap.function(lambda x: anp.sum(layer(x)))(np.ones((2, 3)))
+    _CACHE.clear()
+    with pytest.raises(ap.TraceError, match=r"np.eye\(...\) made at .*outlives the traced call.*Variable"):
+        ap.function(lambda x, y: anp.sum(x * anp.take(_cached_eye(3), y, axis=0)))(_LOGITS, _LABELS[0])
+    # made anew at each call, it is a constant of the trace (the idioms): test_cross_entropy_idioms_replay...
 
 
 def _ce_autograd(logits, y):
@@ -199,3 +264,66 @@ def test_numpy_function_refusals_say_what_to_do():
     assert [float(pure(x).numpy()) for x in (x0, x1, x0)] == [4.0, 3.0, 4.0]
     with pytest.raises(TypeError, match="returns 2 outputs.*one numpy_function call per output"):
         ap.function(lambda x: ap.numpy_function(lambda a: (a, a[:1]), [x])[0])(x0)
+
+
+# --- verify46b F7, F6, F4 ---------------------------------------------------------------------------------------
+
+class _Holder(ap.layers.Layer):
+    def __init__(self):
+        super().__init__()
+        self.fc = ap.layers.Linear(3, 2, rng=0)
+
+    def call(self, x):
+        return self.fc(x)
+
+
+def test_whole_dict_assignment_refuses_a_sublayer_path_and_ior_keeps_own_keys():
+    b = _Holder()
+    with pytest.raises(TypeError, match=r"'fc.W' is not one of _Holder's own weights.*layer.fc.variables\['W'\]"):
+        b.variables = {"fc.W": ap.Variable(np.zeros((2, 3)))}
+    assert b.variables["fc.W"] is b.fc.variables["W"] and len(b.trainable_variables) == 2
+    blk = _Block()
+    blk.variables |= {"shift": ap.Variable(np.zeros(2))}
+    assert list(blk.__dict__["_variables"]) == ["scale", "shift"]  # (was: the sub-layer's paths too, stale)
+    blk.fc.variables["W"] = new = ap.Variable(np.ones((2, 3)))
+    assert blk.variables["fc.W"] is new and len(blk.trainable_variables) == 4
+
+
+def test_labels_as_an_integer_tensor_get_advice_that_works():
+    def pick(x, y):
+        return x[np.arange(x.shape[0]), y]
+    with pytest.raises(ap.TraceError, match=r"integer autoprop Tensor argument `y`.*y.numpy\(\) outside.*ap.one_hot"):
+        ap.function(pick)(ap.constant(_LOGITS), ap.constant(_LABELS[0]))
+    traced = ap.function(pick)  # the advice: the numpy labels
+    np.testing.assert_array_equal(traced(ap.constant(_LOGITS), _LABELS[0]).numpy(), _LOGITS[np.arange(5), _LABELS[0]])
+
+
+class _Net(ap.Model):
+    def __init__(self):
+        super().__init__()
+        self.l1 = ap.layers.Linear(3, 2, rng=0)
+        self.opt = ap.optimizers.SGD(0.1)
+
+    def call(self, x):
+        return self.l1(x)
+
+    @ap.function
+    def train_step(self, x):
+        with ap.GradientTape() as tape:
+            loss = anp.sum(self(x))
+        self.opt.apply_gradients(zip(tape.gradient(loss, self.trainable_variables), self.trainable_variables))
+        return loss
+
+
+@pytest.mark.parametrize("how", ["deepcopy", "pickle", "copy"])
+def test_a_model_whose_traced_method_ran_copies_and_its_copy_trains_itself(how):
+    m = _Net()
+    m.train_step(np.ones((1, 3)))
+    c = {"deepcopy": copy.deepcopy, "pickle": lambda m: pickle.loads(pickle.dumps(m)), "copy": copy.copy}[how](m)
+    if how == "copy":  # (a shallow copy shares the Variables: its step is the original's object's, not the old cache)
+        assert c.train_step is not m.train_step and c.train_step._fn.__self__ is c
+        return
+    b_m, b_c = m.l1.variables["b"].numpy().copy(), c.l1.variables["b"].numpy().copy()
+    c.train_step(np.ones((1, 3)))
+    np.testing.assert_array_equal(m.l1.variables["b"].numpy(), b_m)
+    np.testing.assert_array_equal(c.l1.variables["b"].numpy(), b_c - 0.1)

@@ -500,7 +500,18 @@ class Layer:
     @variables.setter
     def variables(self, value):
         """Replace the layer's own Variables (those :meth:`add_weight` made) by the dict ``value``
-        (name -> Variable), copied; the sub-layers' and the attributes' Variables are still tracked."""
+        (name -> Variable), copied; the sub-layers' and the attributes' Variables are still tracked. A key of a
+        sub-layer's or attribute's path raises TypeError, as the item assignment (:class:`ListedVariables`; it was
+        set as a stray weight of this layer's own, read by nothing: verify46b F7); ``layer.variables |= {...}`` sets
+        its keys by item assignment, and Python's rebinding of the listing then changes nothing."""
+        if isinstance(value, ListedVariables) and value._owner is self:
+            return  # (``|=``: the items are set in the own dict already; the listing holds the sub-layers' too)
+        if "_tracked_names" in self.__dict__ and value:
+            listing, own = self.variables, self.__dict__.get("_variables") or {}
+            for key in value:
+                if (key in listing and key not in own) or (
+                        "." in key and key.split(".", 1)[0] in listing._held):
+                    raise listing._refusal(key, "assigned")
         self.__dict__["_variables"] = OwnVariables(value)
 
     def add_weight(self, shape=None, initializer=None, dtype=None, trainable=True, name=None,
