@@ -12,8 +12,6 @@ registry; ``autoprop.numpy`` offers the operations under numpy's names;
 ``autoprop.layers``, ``autoprop.losses`` and ``autoprop.optimizers`` build models.
 """
 
-import numpy as _np
-
 from .core import (
     PRIMITIVES,
     ForwardAccumulator,

@@ -2,7 +2,8 @@
 size |dP| that agree to 1e-13 at a nearly one-hot row's winner and returns their round-off (attention at X + 3000:
 dW_q -5.2e-10 where the true one is -1.6e-13). Both tracks now shift dP by its value at the row's largest P. The
 reference is the exact gradient in 60-digit decimal arithmetic, from the same float inputs."""
-from decimal import Decimal as D, localcontext
+from decimal import Decimal as D
+from decimal import localcontext
 
 import numpy as np
 import pytest
