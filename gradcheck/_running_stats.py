@@ -573,14 +573,15 @@ def _ema_fits(layer: Any, reference: Any, stats: dict, cands: list[str], cname: 
 def _copied(layer: Any) -> Any:
     """A copy of ``layer`` that its forwards can run on, leaving ``layer`` as it was: its deep copy, else (an
     attribute deep copy refuses: ``self.xp = np``, a ``threading.Lock``; verify46a F8) a shallow copy whose every
-    attribute is deep-copied, those that cannot be shared. Raises when neither can be made."""
+    attribute is deep-copied, those that cannot be shared. Raises when neither can be made, or when the layer's
+    class copies itself (``__deepcopy__``: a sandbox's RemoteLayer, a student's own) and refused."""
     import copy
 
     try:
         return copy.deepcopy(layer)
     except Exception:  # noqa: BLE001 - an attribute that cannot be deep-copied: shared below
-        if not hasattr(layer, "__dict__"):
-            raise
+        if not hasattr(layer, "__dict__") or getattr(type(layer), "__deepcopy__", None) is not None:
+            raise  # (its own copy refused: a sandbox's RemoteLayer, whose shallow copy is the layer itself)
     probe = copy.copy(layer)
     for k, v in vars(layer).items():
         try:
