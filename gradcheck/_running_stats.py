@@ -160,6 +160,12 @@ def running_stats_finding(layer: Any, reference: Any, cname: str, shape, seed: i
                             {rname[s]: _reshaped(after.get(s), shaped[s]) for s in own.values()}, reference, X, ref_name, cname, lambda: (
         Call(layer, cname, [Xe], inputs, params, False).forward(Xe.copy()), [Xe]), roles.momentum(),
         claimed=roles.claimed)
+    if found is None and roles.irregular:  # (one call agreed; the finder's two did not: verify46a F5)
+        found = Finding("running-stats", (
+            f"{cname}'s {', '.join(roles.irregular)} moved over two training forwards as no running average of the "
+            f"batch's statistic at one rate (each call keeping the same share of the old value, as {ref_name}'s "
+            f"momentum={m:g} does): an update that skips calls, or whose rate changes from call to call (a "
+            f"cumulative average), agreed with {ref_name}'s on one call only"), layer="BatchNorm")
     return found, notes + more
 
 
@@ -433,7 +439,9 @@ class Roles:
     (None: no such attribute; the rate is then read from the update itself), ``moved``: arrays of a statistic's
     shape that the training forwards moved and that are no running average (a cache, a counter: not compared);
     ``notes``: what the finder could not settle (several arrays fit one statistic; the layer could not be copied, so
-    its statistics were not looked for by their update), said in check's output and the grade's feedback."""
+    its statistics were not looked for by their update), said in check's output and the grade's feedback;
+    ``irregular``: statistics of ``own`` found by name that the training forwards moved as no running average at one
+    rate (every other call, a cumulative average: verify46a F5), never passed on one call's agreement."""
 
     own: dict[str, str] = field(default_factory=dict)
     how: dict[str, str] = field(default_factory=dict)
@@ -441,6 +449,7 @@ class Roles:
     claimed: tuple[str, float] | None = None
     moved: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    irregular: list[str] = field(default_factory=list)
 
     def momentum(self) -> float | None:
         """The rate :func:`_another_rate` reads as the layer's momentum: the claimed attribute's value, else the
@@ -502,6 +511,7 @@ def find_roles(layer: Any, reference: Any, cname: str, shape, seed: int) -> Role
     for r, v in stats.items():  # a statistic no array tracks: by name (never updated, swapped at rate 0 ...)
         if r not in roles.own.values() and (s := _counterparts_of(r, named)) and _same_shape(state[s[0]], v):
             roles.own[s[0]], roles.how[s[0]] = r, "name"
+            roles.irregular += [s[0]] if s[0] in roles.moved else []
             named.remove(s[0])
     roles.moved = [k for k in roles.moved if k not in roles.own]
     kept = [] if roles.rate is None else [(k, v) for k, v in rates if min(abs(v - roles.rate), abs(1 - v - roles.rate))

@@ -292,3 +292,16 @@ def test_a_layer_no_copy_can_be_made_of_says_its_statistics_were_not_looked_for(
     assert roles.own == {} and any("not looked for by their update" in n and "no copies" in n for n in roles.notes), roles
     v = layer_gradients(build(text), X, mp.BatchNorm1D(4), training=True, seed=1)
     assert any("not looked for by their update" in n for n in v.notes), (v.markdown(), v.notes)
+
+
+@pytest.mark.parametrize("parity", [0, 1])
+def test_statistics_updated_on_every_other_call_fail_whatever_the_calls_before(parity):
+    """verify46a F5: ``running_mean`` updated (PyTorch's rule) on every other call only; the finder sees it move as no
+    running average, the name fallback compared one more call: PASS or FAIL by the parity of the forwards before."""
+    text = source("pytorch").replace("            self.running_mean = (1 - m)", "            self.calls += 1\n"
+                                     "            if self.calls % 2:\n                self.running_mean = (1 - m)", 1)
+    text = text.replace("self.extra = np.zeros(D)", f"self.extra = np.zeros(D)\n        self.calls = {parity}")
+    assert "self.calls % 2" in text
+    v = layer_gradients(build(text), X, mp.BatchNorm1D(4), training=True, seed=1)
+    assert not any(p.passed for p in v.parts), v.markdown()  # before: one parity PASSed
+    assert "as no running average" in v.parts[0].message or "running_mean is" in v.parts[0].message, v.markdown()
