@@ -159,7 +159,7 @@ def running_stats_finding(layer: Any, reference: Any, cname: str, shape, seed: i
     found, more = _compared({b: rname[s] for b, s in own.items()}, before,
                             {rname[s]: _reshaped(after.get(s), shaped[s]) for s in own.values()}, reference, X, ref_name, cname, lambda: (
         Call(layer, cname, [Xe], inputs, params, False).forward(Xe.copy()), [Xe]), roles.momentum(),
-        claimed=roles.claimed)
+        claimed=roles.claimed, irregular=roles.irregular)
     if found is None and roles.irregular:  # (one call agreed; the finder's two did not: verify46a F5)
         found = Finding("running-stats", (
             f"{cname}'s {', '.join(roles.irregular)} moved over two training forwards as no running average of the "
@@ -263,7 +263,7 @@ def pair_running_stats_finding(layer: Any, reference: Any, cname: str, shapes, s
 
 
 def _compared(own: dict, before: dict, after: dict, reference: Any, X: np.ndarray, ref_name: str, cname: str,
-              eval_out, momentum=None, pair: bool = False, claimed=()) -> tuple[Finding | None, list[str]]:
+              eval_out, momentum=None, pair: bool = False, claimed=(), irregular=()) -> tuple[Finding | None, list[str]]:
     """:func:`running_stats_finding`'s comparison of the statistics ``after`` the layer's training forward on ``X``
     from ``before`` (``{reference name: array}``; ``own``: ``{the layer's buffer: reference name}``) with the
     ``reference``'s after the same forward from the same values, then, when they agree, of the eval outputs:
@@ -272,7 +272,7 @@ def _compared(own: dict, before: dict, after: dict, reference: Any, X: np.ndarra
     (its attribute or its dict's), by which statistics at another rate are accepted (:func:`_another_rate`; ``pair``:
     the layer is a CS231n function pair, whose ``bn_param`` momentum is CS231n's share kept by its API; ``claimed``:
     a class's :attr:`Roles.claimed`, None when no attribute of it holds a rate and ``momentum`` is the share its
-    update kept)."""
+    update kept; ``irregular``: :attr:`Roles.irregular`, no rate advised for them)."""
     m = reference.momentum
     for r, v in before.items():
         setattr(reference, r, v.copy())
@@ -297,7 +297,7 @@ def _compared(own: dict, before: dict, after: dict, reference: Any, X: np.ndarra
             setattr(reference, r, got.copy())
         wrong = []
     if wrong:
-        return _differing_stats(wrong, before, m, ref_name), notes
+        return _differing_stats(wrong, before, m, ref_name, irregular), notes
     Ys, xs = eval_out()
     if Ys is None:
         return None, notes + [f"running statistics: {', '.join(own)} after a training forward match {ref_name}'s; "
@@ -328,10 +328,11 @@ def _batch_normalised(Ys: np.ndarray, reference: Any, Xe: np.ndarray) -> bool:
     return Ys.shape == Yb.shape and close(Ys, Yb, _RTOL, _ATOL)
 
 
-def _differing_stats(wrong, before: dict, m: float, ref_name: str) -> Finding:
+def _differing_stats(wrong, before: dict, m: float, ref_name: str, irregular=()) -> Finding:
     """:func:`running_stats_finding`'s error for the buffers ``wrong`` (``(name, reference name, got, want)`` each,
     after a training forward from ``before``): each said with the share of the old value it keeps, and the fix (a
-    swapped momentum named as one)."""
+    swapped momentum named as one; no rate advised for a buffer of ``irregular``, whose rate changed between the
+    finder's two calls: verify46a F7, PyTorch's cumulative average)."""
     said = []
     for b, r, got, want, _ in wrong:
         kept = _kept(before[r], got, want, m)
@@ -343,6 +344,12 @@ def _differing_stats(wrong, before: dict, m: float, ref_name: str) -> Finding:
     k = _one_share(wrong, before, m)
     swapped = any(s is not None and abs(s - m) < 1e-6 for s in (_kept(before[r], g, w, m) for _, r, g, w, _ in wrong)
                   ) or k is not None and k < 0.5
+    if moving := [b for b, *_ in wrong if b in irregular]:
+        return Finding("running-stats", f"{'; '.join(said)}. {', '.join(moving)} moved over two training forwards as "
+                       f"no running average at one rate (each call kept another share of the old value: a cumulative "
+                       f"average, PyTorch's momentum=None, or an update that skips calls); {ref_name} keeps "
+                       f"{1 - m:g} on every call. Fix: running = (1 - momentum) * running + momentum * batch statistic"
+                       f" at one momentum", layer="BatchNorm")
     if not swapped and k is not None and abs(k - 1) > 1e-6:
         fix = (f"yours is a running average at another rate: every entry keeps {k:.3g} of the old value (momentum="
                f"{k:.3g} in CS231n's and Keras's convention, where momentum is the share kept; {1 - k:.3g} in "

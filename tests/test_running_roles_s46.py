@@ -305,3 +305,15 @@ def test_statistics_updated_on_every_other_call_fail_whatever_the_calls_before(p
     v = layer_gradients(build(text), X, mp.BatchNorm1D(4), training=True, seed=1)
     assert not any(p.passed for p in v.parts), v.markdown()  # before: one parity PASSed
     assert "as no running average" in v.parts[0].message or "running_mean is" in v.parts[0].message, v.markdown()
+
+
+def test_a_cumulative_average_is_not_advised_a_momentum_that_fits_one_call():
+    """verify46a F7: PyTorch's momentum=None (``1 / calls`` of the batch each call) FAILs by the documented policy,
+    but its advice was 'add "momentum": 0.0303 to --reference-init', the rate of one call (the next differs)."""
+    text = source("pytorch").replace("self.extra = np.zeros(D)", "self.extra = np.zeros(D)\n        self.calls = 30")
+    text = text.replace("vr = var", "self.calls += 1\n            m = 1.0 / self.calls\n            vr = var", 1)
+    assert "m = 1.0 / self.calls" in text
+    v = layer_gradients(build(text), X, mp.BatchNorm1D(4), training=True, seed=1)
+    said = " ".join(v.parts[0].message.split())
+    assert not v.passed and "--reference-init" not in said, said
+    assert "as no running average at one rate" in said and "a cumulative average" in said, said
