@@ -132,9 +132,9 @@ def running_stats_finding(layer: Any, reference: Any, cname: str, shape, seed: i
             f"its momentum {m!r} is not a float in (0, 1]")] if held else []
     roles = find_roles(layer, reference, cname, shape, seed)
     odd = [b for b in roles.moved if re.search(r"running|moving|(^|_)(mean|var|variance|std)($|_)", b)]
-    notes = [f"running statistics: {', '.join(odd)} moved in the training forwards but as no running average of the "
+    notes = roles.notes + [f"running statistics: {', '.join(odd)} moved in the training forwards but as no running average of the "
              f"batch's mean or variance at one rate (a cache of the batch's, a cumulative average?): not compared with "
-             f"{ref_name}'s"] if odd else []
+             f"{ref_name}'s"] * bool(odd)
     if not roles.own:
         return None, notes
     state = adapter_call(layer, "state_values")
@@ -152,13 +152,20 @@ def running_stats_finding(layer: Any, reference: Any, cname: str, shape, seed: i
     rng = np.random.default_rng([seed, 35])
     X, Xe = (rng.standard_normal(shape) * 1.5 + 0.5 for _ in range(2))  # batch means away from the statistics
     inputs = V.input_names(layer, 1)
-    before = {rname[s]: np.array(state[s], dtype=np.float64) for s in own.values()}
+    shaped = {s: getattr(reference, rname[s]).shape for s in own}  # (a (1, D) statistic as the reference's (D,))
+    before = {rname[s]: np.array(state[s], dtype=np.float64).reshape(shaped[s]) for s in own.values()}
     Call(layer, cname, [X], inputs, params, True).forward(X.copy())
     after = adapter_call(layer, "state_values")
     found, more = _compared({b: rname[s] for b, s in own.items()}, before,
-                            {rname[s]: after.get(s) for s in own.values()}, reference, X, ref_name, cname, lambda: (
+                            {rname[s]: _reshaped(after.get(s), shaped[s]) for s in own.values()}, reference, X, ref_name, cname, lambda: (
         Call(layer, cname, [Xe], inputs, params, False).forward(Xe.copy()), [Xe]), roles.momentum(),
-        claimed=roles.claimed)
+        claimed=roles.claimed, irregular=roles.irregular)
+    if found is None and roles.irregular:  # (one call agreed; the finder's two did not: verify46a F5)
+        found = Finding("running-stats", (
+            f"{cname}'s {', '.join(roles.irregular)} moved over two training forwards as no running average of the "
+            f"batch's statistic at one rate (each call keeping the same share of the old value, as {ref_name}'s "
+            f"momentum={m:g} does): an update that skips calls, or whose rate changes from call to call (a "
+            f"cumulative average), agreed with {ref_name}'s on one call only"), layer="BatchNorm")
     return found, notes + more
 
 
@@ -172,7 +179,7 @@ def _held_unwritten(layer: Any, reference: Any) -> dict[str, str]:
         return {}
     named = [k for k in state if re.match(r"(running|moving)_", k)]
     return {s: s for r, v in vars(reference).items() if re.match(r"(running|moving)_", r) and isinstance(v, np.ndarray)
-            for s in _counterparts_of(r, named) if np.shape(state[s]) == v.shape}
+            for s in _counterparts_of(r, named) if _same_shape(state[s], v)}
 
 
 # a running statistic's names in the libraries' conventions, by role: PyTorch's (running_*), Keras's (moving_*),
@@ -256,7 +263,7 @@ def pair_running_stats_finding(layer: Any, reference: Any, cname: str, shapes, s
 
 
 def _compared(own: dict, before: dict, after: dict, reference: Any, X: np.ndarray, ref_name: str, cname: str,
-              eval_out, momentum=None, pair: bool = False, claimed=()) -> tuple[Finding | None, list[str]]:
+              eval_out, momentum=None, pair: bool = False, claimed=(), irregular=()) -> tuple[Finding | None, list[str]]:
     """:func:`running_stats_finding`'s comparison of the statistics ``after`` the layer's training forward on ``X``
     from ``before`` (``{reference name: array}``; ``own``: ``{the layer's buffer: reference name}``) with the
     ``reference``'s after the same forward from the same values, then, when they agree, of the eval outputs:
@@ -265,7 +272,7 @@ def _compared(own: dict, before: dict, after: dict, reference: Any, X: np.ndarra
     (its attribute or its dict's), by which statistics at another rate are accepted (:func:`_another_rate`; ``pair``:
     the layer is a CS231n function pair, whose ``bn_param`` momentum is CS231n's share kept by its API; ``claimed``:
     a class's :attr:`Roles.claimed`, None when no attribute of it holds a rate and ``momentum`` is the share its
-    update kept)."""
+    update kept; ``irregular``: :attr:`Roles.irregular`, no rate advised for them)."""
     m = reference.momentum
     for r, v in before.items():
         setattr(reference, r, v.copy())
@@ -290,7 +297,7 @@ def _compared(own: dict, before: dict, after: dict, reference: Any, X: np.ndarra
             setattr(reference, r, got.copy())
         wrong = []
     if wrong:
-        return _differing_stats(wrong, before, m, ref_name), notes
+        return _differing_stats(wrong, before, m, ref_name, irregular), notes
     Ys, xs = eval_out()
     if Ys is None:
         return None, notes + [f"running statistics: {', '.join(own)} after a training forward match {ref_name}'s; "
@@ -321,10 +328,11 @@ def _batch_normalised(Ys: np.ndarray, reference: Any, Xe: np.ndarray) -> bool:
     return Ys.shape == Yb.shape and close(Ys, Yb, _RTOL, _ATOL)
 
 
-def _differing_stats(wrong, before: dict, m: float, ref_name: str) -> Finding:
+def _differing_stats(wrong, before: dict, m: float, ref_name: str, irregular=()) -> Finding:
     """:func:`running_stats_finding`'s error for the buffers ``wrong`` (``(name, reference name, got, want)`` each,
     after a training forward from ``before``): each said with the share of the old value it keeps, and the fix (a
-    swapped momentum named as one)."""
+    swapped momentum named as one; no rate advised for a buffer of ``irregular``, whose rate changed between the
+    finder's two calls: verify46a F7, PyTorch's cumulative average)."""
     said = []
     for b, r, got, want, _ in wrong:
         kept = _kept(before[r], got, want, m)
@@ -336,6 +344,12 @@ def _differing_stats(wrong, before: dict, m: float, ref_name: str) -> Finding:
     k = _one_share(wrong, before, m)
     swapped = any(s is not None and abs(s - m) < 1e-6 for s in (_kept(before[r], g, w, m) for _, r, g, w, _ in wrong)
                   ) or k is not None and k < 0.5
+    if moving := [b for b, *_ in wrong if b in irregular]:
+        return Finding("running-stats", f"{'; '.join(said)}. {', '.join(moving)} moved over two training forwards as "
+                       f"no running average at one rate (each call kept another share of the old value: a cumulative "
+                       f"average, PyTorch's momentum=None, or an update that skips calls); {ref_name} keeps "
+                       f"{1 - m:g} on every call. Fix: running = (1 - momentum) * running + momentum * batch statistic"
+                       f" at one momentum", layer="BatchNorm")
     if not swapped and k is not None and abs(k - 1) > 1e-6:
         fix = (f"yours is a running average at another rate: every entry keeps {k:.3g} of the old value (momentum="
                f"{k:.3g} in CS231n's and Keras's convention, where momentum is the share kept; {1 - k:.3g} in "
@@ -430,13 +444,19 @@ class Roles:
     average), ``rate`` the share of the old value every statistic found by its update kept (None when none was, or
     they kept different shares), ``claimed`` ``(attribute, value)`` the rate the layer's own scalar attribute claims
     (None: no such attribute; the rate is then read from the update itself), ``moved``: arrays of a statistic's
-    shape that the training forwards moved and that are no running average (a cache, a counter: not compared)."""
+    shape that the training forwards moved and that are no running average (a cache, a counter: not compared);
+    ``notes``: what the finder could not settle (several arrays fit one statistic; the layer could not be copied, so
+    its statistics were not looked for by their update), said in check's output and the grade's feedback;
+    ``irregular``: statistics of ``own`` found by name that the training forwards moved as no running average at one
+    rate (every other call, a cumulative average: verify46a F5), never passed on one call's agreement."""
 
     own: dict[str, str] = field(default_factory=dict)
     how: dict[str, str] = field(default_factory=dict)
     rate: float | None = None
     claimed: tuple[str, float] | None = None
     moved: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    irregular: list[str] = field(default_factory=list)
 
     def momentum(self) -> float | None:
         """The rate :func:`_another_rate` reads as the layer's momentum: the claimed attribute's value, else the
@@ -480,12 +500,15 @@ def find_roles(layer: Any, reference: Any, cname: str, shape, seed: int) -> Role
         params = set(V.layer_params(layer, cname))
         roles = Roles()
         fits = _ema_fits(layer, reference, stats, [k for k, v in state.items() if k not in params and np.ndim(v) >= 1
-                                                   and any(np.shape(v) == a.shape for a in stats.values())],
+                                                   and any(_same_shape(v, a) for a in stats.values())],
                          cname, shape, seed, roles)
+    rates = [(k, float(v)) for k, v in state.items() if np.ndim(v) == 0 and _RATE_NAME.search(k) and 0 < v < 1]
     for r in stats:
         fit = fits.get(r, [])
         pick = [k for k in fit if k not in roles.own and k in _counterparts_of(r, fit)] or [
             k for k in fit if k not in roles.own]
+        if len(pick) > 1:
+            pick = _one_of(layer, cname, shape, seed, pick, fits["rate"], rates, r, roles)
         if pick:
             roles.own[pick[0]], roles.how[pick[0]] = r, "update"
     shares = [fits["rate"][k] for k in roles.own]  # (all found by their update here)
@@ -493,11 +516,11 @@ def find_roles(layer: Any, reference: Any, cname: str, shape, seed: int) -> Role
     named = [k for k in state if k not in roles.own and k not in params and (re.match(r"(running|moving)_", k)
                                                                           or k in _ROLES)]
     for r, v in stats.items():  # a statistic no array tracks: by name (never updated, swapped at rate 0 ...)
-        if r not in roles.own.values() and (s := _counterparts_of(r, named)) and np.shape(state[s[0]]) == v.shape:
+        if r not in roles.own.values() and (s := _counterparts_of(r, named)) and _same_shape(state[s[0]], v):
             roles.own[s[0]], roles.how[s[0]] = r, "name"
+            roles.irregular += [s[0]] if s[0] in roles.moved else []
             named.remove(s[0])
     roles.moved = [k for k in roles.moved if k not in roles.own]
-    rates = [(k, float(v)) for k, v in state.items() if np.ndim(v) == 0 and _RATE_NAME.search(k) and 0 < v < 1]
     kept = [] if roles.rate is None else [(k, v) for k, v in rates if min(abs(v - roles.rate), abs(1 - v - roles.rate))
                                           < 1e-6]
     roles.claimed = (kept or rates or [None])[0]
@@ -531,7 +554,7 @@ def _ema_fits(layer: Any, reference: Any, stats: dict, cands: list[str], cname: 
     if not cands:
         return {}
     try:
-        probe, ref = copy.deepcopy(layer), copy.deepcopy(reference)
+        probe, ref = _copied(layer), copy.deepcopy(reference)
         params = V.layer_params(probe, cname)
         inputs = V.input_names(probe, 1)
         rng = np.random.default_rng([seed, 46])
@@ -541,7 +564,9 @@ def _ema_fits(layer: Any, reference: Any, stats: dict, cands: list[str], cname: 
             Call(probe, cname, [X], inputs, params, True).forward(X.copy())
             seen.append(adapter_call(probe, "state_values"))
         batch = [_batch_stats(ref, stats, X) for X in xs]
-    except Exception:  # noqa: BLE001 - a layer that cannot be copied or run twice: by name alone, as before
+    except Exception as exc:  # noqa: BLE001 - a layer that cannot be copied or run twice: by name alone, said
+        roles.notes.append(f"running statistics: not looked for by their update (two training forwards on a copy of "
+                           f"{cname}): {type(exc).__name__}: {exc}; only arrays named as statistics were compared")
         return {}
     fits, rate = {}, {}
     for k in cands:
@@ -550,7 +575,7 @@ def _ema_fits(layer: Any, reference: Any, stats: dict, cands: list[str], cname: 
             continue
         for r, variants in batch[0].items():
             for i in range(len(variants)):
-                share = _one_rate(s, [batch[0][r][i], batch[1][r][i]]) if s[0].shape == stats[r].shape else None
+                share = _one_rate(s, [batch[0][r][i], batch[1][r][i]]) if _same_shape(s[0], stats[r]) else None
                 if share is not None:
                     fits.setdefault(r, []).append(k)
                     rate[k] = share
@@ -560,6 +585,75 @@ def _ema_fits(layer: Any, reference: Any, stats: dict, cands: list[str], cname: 
         if k not in rate:
             roles.moved.append(k)
     return {**fits, "rate": rate}
+
+
+def _copied(layer: Any) -> Any:
+    """A copy of ``layer`` that its forwards can run on, leaving ``layer`` as it was: its deep copy, else (an
+    attribute deep copy refuses: ``self.xp = np``, a ``threading.Lock``; verify46a F8) a shallow copy whose every
+    attribute is deep-copied, those that cannot be shared. Raises when neither can be made, or when the layer's
+    class copies itself (``__deepcopy__``: a sandbox's RemoteLayer, a student's own) and refused."""
+    import copy
+
+    try:
+        return copy.deepcopy(layer)
+    except Exception:  # noqa: BLE001 - an attribute that cannot be deep-copied: shared below
+        if not hasattr(layer, "__dict__") or getattr(type(layer), "__deepcopy__", None) is not None:
+            raise  # (its own copy refused: a sandbox's RemoteLayer, whose shallow copy is the layer itself)
+    probe = copy.copy(layer)
+    for k, v in vars(layer).items():
+        try:
+            vars(probe)[k] = copy.deepcopy(v)
+        except Exception:  # noqa: BLE001 - a module, a lock: shared with the layer (its forwards do not write it)
+            vars(probe)[k] = v
+    return probe
+
+
+def _one_of(layer: Any, cname: str, shape, seed: int, pick: list[str], share: dict, rates: list, r: str,
+            roles: Roles) -> list[str]:
+    """Of the arrays ``pick`` that all fit statistic ``r`` (two averages of the batch mean, verify46a F1), the one
+    the eval forward reads (each changed on a copy of the layer: the one that moves its eval output), else those
+    whose kept share ``share`` is the rate a rate attribute of the layer claims (``rates``), else all in order, the
+    first compared and the others said in ``roles.notes``."""
+    read = _eval_reads(layer, cname, shape, seed, pick)
+    left = read or [k for k in pick if any(min(abs(v - share[k]), abs(1 - v - share[k])) < 1e-6 for _, v in rates)]
+    left = left or pick
+    if len(left) > 1:
+        roles.notes.append(f"running statistics: {', '.join(left)} are each a running average of the batch's "
+                           f"{'mean' if _ROLES.get(r) == 'running_mean' else 'variance'}"
+                           f"{' read by the eval forward' if read else ''}: {left[0]} compared as {r}, "
+                           f"{', '.join(left[1:])} not")
+    return left
+
+
+def _eval_reads(layer: Any, cname: str, shape, seed: int, cands: list[str]) -> list[str]:
+    """The arrays of ``cands`` (the layer's attributes) the eval forward reads: on a copy of the layer each changed
+    in turn, the eval output moves. [] when none can be told (no such attributes, a layer that cannot be copied or
+    run in eval mode)."""
+    try:
+        X = np.random.default_rng([seed, 47]).standard_normal(shape) * 1.5 + 0.5
+        params, inputs = V.layer_params(layer, cname), V.input_names(layer, 1)
+
+        def out(k=None):
+            probe = _copied(layer)
+            if k is not None:
+                v = np.asarray(getattr(probe, k))
+                setattr(probe, k, v + 0.5 + 0.5 * np.abs(v))
+            return np.asarray(Call(probe, cname, [X], inputs, params, False).forward(X.copy()), dtype=np.float64)
+        base = out()
+        return [k for k in cands if hasattr(layer, k) and not close(out(k), base, _RTOL, _ATOL)]
+    except Exception:  # noqa: BLE001 - a probe: none told
+        return []
+
+
+def _reshaped(v: Any, shape: tuple) -> Any:
+    """``v`` in the reference's statistic's ``shape`` when it holds as many values, else as it is."""
+    return np.reshape(v, shape) if np.size(v) == int(np.prod(shape)) else v
+
+
+def _same_shape(v: Any, a: np.ndarray) -> bool:
+    """Whether the layer's array ``v`` holds a statistic of the reference's shape ``a.shape`` up to singleton axes
+    (CS231n's ``(1, D)``, PyTorch broadcasting's ``(1, C, 1, 1)``: verify46a F2)."""
+    return [n for n in np.shape(v) if n != 1] == [n for n in a.shape if n != 1]
 
 
 def _batch_stats(ref: Any, stats: dict, X: np.ndarray) -> dict[str, list[np.ndarray]]:

@@ -12,6 +12,7 @@ Keras's ``BatchNormalization`` (``moving = moving * momentum + batch * (1 - mome
 variance), each right and with the momentum swapped.
 """
 
+import copy
 import pathlib
 import sys
 
@@ -221,3 +222,98 @@ def test_without_a_reference_the_pass_says_renamed_statistics_were_not_checked(t
     assert p.returncode == 0, text  # no reference-free rule tells the conventions apart (test_cli_newuser35)
     assert "(the running statistics' update by a training forward: NOT checked, see below)" in text, text
     assert "BN: the update of run_mu, run_sigma2 (the running averages" in text, text
+
+
+# --------------------------------------------------------------------------- verify46a F1, F2, F8 (the finder's edges)
+
+SLOW = "self.extra = 0.99 * self.extra + 0.01 * mu"  # a second, slower average of the batch mean (a diagnostic)
+
+
+def _slow_first(eval_reads_slow=False):
+    """PyTorch's right rule in ``rm``/``rv`` plus a slower average ``extra`` listed first (verify46a F1); the eval
+    forward reads ``rm``, or ``extra`` (``eval_reads_slow``: then the statistic is the slow one, a wrong rate)."""
+    text = source("pytorch", names=("rm", "rv"), extra="none").replace("pass", SLOW, 1)
+    text = text.replace("        self.rm = np.zeros(D)\n", "        self.extra = np.zeros(D)\n        self.rm = np.zeros(D)\n")
+    text = text.replace("        self.extra = np.zeros(D)\n\n", "\n")
+    return text.replace("xhat = (X - self.rm)", "xhat = (X - self.extra)") if eval_reads_slow else text
+
+
+def test_of_two_averages_of_one_statistic_the_one_the_eval_forward_reads_is_compared():
+    from gradcheck._running_stats import find_roles
+
+    layer = build(_slow_first())
+    assert list(vars(layer)).index("extra") < list(vars(layer)).index("rm")  # the slow one first
+    roles = find_roles(layer, mp.BatchNorm1D(4), "BN", X.shape, 0)
+    assert roles.own == {"rm": "running_mean", "rv": "running_var"}, roles  # before: extra as running_mean
+    assert roles.rate == pytest.approx(0.9, abs=1e-9), roles
+    v = layer_gradients(build(_slow_first()), X, mp.BatchNorm1D(4), training=True, seed=1)
+    assert v.passed, v.markdown()  # before: every part FAILed ("extra ... keeps 0.99 of the old value")
+    bad = layer_gradients(build(_slow_first(True)), X, mp.BatchNorm1D(4), training=True, seed=1)
+    assert not any(p.passed for p in bad.parts) and "extra is" in bad.parts[0].message, bad.markdown()
+
+
+@pytest.mark.parametrize("swapped", [False, True])
+def test_statistics_stored_as_one_by_d_are_compared(swapped):
+    """CS231n's and broadcasting's (1, D) statistics (verify46a F2): before, never compared (a swapped momentum kept
+    every point)."""
+    from gradcheck._running_stats import find_roles
+
+    text = source("pytorch", swapped, names=("rm", "rv")).replace("np.zeros(D)\n        self.rv = np.ones(D)",
+                                                                   "np.zeros((1, D))\n        self.rv = np.ones((1, D))")
+    assert "np.ones((1, D))" in text
+    roles = find_roles(build(text), mp.BatchNorm1D(4), "BN", X.shape, 0)
+    assert roles.own == {"rm": "running_mean", "rv": "running_var"}, roles
+    v = layer_gradients(build(text), X, mp.BatchNorm1D(4), training=True, seed=1)
+    assert v.passed is not swapped, v.markdown()
+    if swapped:
+        assert "the momentum looks swapped" in v.parts[0].message, v.parts[0].message
+
+
+@pytest.mark.parametrize("attr", ["np", "threading.Lock()"])
+def test_a_layer_deepcopy_refuses_is_probed_on_a_copy_sharing_what_cannot_be_copied(attr):
+    """``self.xp = np``, a lock (verify46a F8): before, the finder gave up silently and a renamed swapped momentum
+    kept every point."""
+    text = "import threading\n" + source("pytorch", True, names=("rm", "rv")).replace(
+        "        self.params = {", f"        self.xp = {attr}\n        self.params = {{", 1)
+    layer = build(text)
+    with pytest.raises(TypeError, match="pickle"):
+        copy.deepcopy(layer)
+    v = layer_gradients(layer, X, mp.BatchNorm1D(4), training=True, seed=1)
+    assert not any(p.passed for p in v.parts) and "the momentum looks swapped" in v.parts[0].message, v.markdown()
+
+
+def test_a_layer_no_copy_can_be_made_of_says_its_statistics_were_not_looked_for():
+    from gradcheck._running_stats import find_roles
+
+    text = source("pytorch", True, names=("rm", "rv")).replace(
+        "    def forward(", "    def __copy__(self):\n        raise TypeError('no copies')\n\n"
+        "    def __deepcopy__(self, memo):\n        raise TypeError('no copies')\n\n    def forward(", 1)
+    roles = find_roles(build(text), mp.BatchNorm1D(4), "BN", X.shape, 0)
+    assert roles.own == {} and any("not looked for by their update" in n and "no copies" in n for n in roles.notes), roles
+    v = layer_gradients(build(text), X, mp.BatchNorm1D(4), training=True, seed=1)
+    assert any("not looked for by their update" in n for n in v.notes), (v.markdown(), v.notes)
+
+
+@pytest.mark.parametrize("parity", [0, 1])
+def test_statistics_updated_on_every_other_call_fail_whatever_the_calls_before(parity):
+    """verify46a F5: ``running_mean`` updated (PyTorch's rule) on every other call only; the finder sees it move as no
+    running average, the name fallback compared one more call: PASS or FAIL by the parity of the forwards before."""
+    text = source("pytorch").replace("            self.running_mean = (1 - m)", "            self.calls += 1\n"
+                                     "            if self.calls % 2:\n                self.running_mean = (1 - m)", 1)
+    text = text.replace("self.extra = np.zeros(D)", f"self.extra = np.zeros(D)\n        self.calls = {parity}")
+    assert "self.calls % 2" in text
+    v = layer_gradients(build(text), X, mp.BatchNorm1D(4), training=True, seed=1)
+    assert not any(p.passed for p in v.parts), v.markdown()  # before: one parity PASSed
+    assert "as no running average" in v.parts[0].message or "running_mean is" in v.parts[0].message, v.markdown()
+
+
+def test_a_cumulative_average_is_not_advised_a_momentum_that_fits_one_call():
+    """verify46a F7: PyTorch's momentum=None (``1 / calls`` of the batch each call) FAILs by the documented policy,
+    but its advice was 'add "momentum": 0.0303 to --reference-init', the rate of one call (the next differs)."""
+    text = source("pytorch").replace("self.extra = np.zeros(D)", "self.extra = np.zeros(D)\n        self.calls = 30")
+    text = text.replace("vr = var", "self.calls += 1\n            m = 1.0 / self.calls\n            vr = var", 1)
+    assert "m = 1.0 / self.calls" in text
+    v = layer_gradients(build(text), X, mp.BatchNorm1D(4), training=True, seed=1)
+    said = " ".join(v.parts[0].message.split())
+    assert not v.passed and "--reference-init" not in said, said
+    assert "as no running average at one rate" in said and "a cumulative average" in said, said

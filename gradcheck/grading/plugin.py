@@ -1022,6 +1022,14 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function):
         outcome.force_exception(failure)
 
 
+def _all_checked(g, names) -> str:
+    """A passing test's first line: "All checked: `dX`, ... ok.", but "Checked (not the running statistics,
+    below)" when the notes say they were not looked for (a layer no copy could be made of: verify46a F8)."""
+    unlooked = any(n.startswith("running statistics: not looked for") for n in [*g.notes, *g.verdict.notes])
+    return (("Checked (not the running statistics, below): " if unlooked else "All checked: ")
+            + ", ".join(map(name_span, names)) + " ok.")
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     """Replace tracebacks of graded failures by their message; record score, points and visibility.
@@ -1093,7 +1101,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     if rep.when == "call" and rep.passed and g is not None:
         if g.verdict.parts:
             names = dict.fromkeys(p.name for p in g.verdict.parts)  # each once: trials repeat them (tester23g)
-            entry["output"] = "All checked: " + ", ".join(map(name_span, names)) + " ok."
+            entry["output"] = _all_checked(g, names)
         said = g.notes + [n for n in g.verdict.notes if n not in g.notes]  # the checks' own (a layout used)
         if said:
             entry["output"] = (entry["output"] + "\n\n" + "\n\n".join(map(markdown_text, said))).strip()
