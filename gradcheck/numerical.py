@@ -625,9 +625,7 @@ def directional_kinks(forward: Callable[..., np.ndarray], X: Sequence[np.ndarray
     ``L`` with a wrong gradient is halved until ``budget``. About
     ``4 log2(n)`` forwards per kink. Returns ``{key: [index of each entry at a kink]}``, or None: a block
     disagrees without a kink, or more than ``budget`` blocks were needed. ``params`` are restored.
-    ``finer=True`` (a caller whose own directional derivative was taken at ``eps``): an entry whose one-sided
-    quotients agree at a smaller step is no kink but not wrong either when its central quotient there, or at a
-    step down to the floor, agrees; it is left out of the whole's check and not listed (stepfix46: exp at 1e7).
+    ``finer=True``: an entry right at a smaller step is not listed and not wrong (:func:`_finer_verdict`).
     """
     base, pos, along = _mover(forward, X, params, G, input_names)
     keys = [k for k in dirs]
@@ -638,7 +636,7 @@ def directional_kinks(forward: Callable[..., np.ndarray], X: Sequence[np.ndarray
     noise = 2 * np.finfo(np.float64).eps * float(np.sum(np.abs(Y0 * G))) / eps  # a quotient's round-off
     del Y0
     found: dict[str, list[tuple[int, ...]]] = {}
-    fine: dict[str, list[tuple[int, ...]]] = {}
+    fine: dict[str, list[tuple[int, ...]]] = {}  # entries right at a smaller step (``finer``)
     stack = [(0, int(ends[-1]))]
     while stack:
         lo, hi = stack.pop()
@@ -669,17 +667,11 @@ def directional_kinks(forward: Callable[..., np.ndarray], X: Sequence[np.ndarray
             return None  # its one-sided quotients part as a smooth function's (a large step), no kink (fixn22 #1)
         k = next(k for k in part)
         j = lo - int(ends[keys.index(k)])
-        x = (base[pos[k]] if k in pos else params[k]).ravel()[j]
-        idx, floor = tuple(int(i) for i in np.unravel_index(j, np.shape(dirs[k]))), 1.0 / max(1.0, abs(float(x)))
-        at = float(sides_agree_at(lambda f, _, p=part: kernel("central", [along(p, f * eps), along(p, -f * eps)],
-                                                              [f * eps, -f * eps], L0)[1:], floor, noise,
-                                  np.ones((), dtype=bool)))
-        if np.isfinite(at):  # they agree at a smaller step: no kink there, the element check decides (steps46)
-            if not finer or not _right_finer(part, along, L0, a, eps, at, floor, noise, agree):
-                return None
-            fine.setdefault(k, []).append(idx)  # right at a smaller step: the caller's step was too large
-            continue
-        found.setdefault(k, []).append(idx)
+        v = _finer_verdict(part, along, L0, a, eps, float((base[pos[k]] if k in pos else params[k]).ravel()[j]), noise,
+                           agree if finer else None)
+        if v is None:
+            return None  # they agree at a smaller step: no kink there, the element check decides (steps46)
+        (found if v == "kink" else fine).setdefault(k, []).append(tuple(map(int, np.unravel_index(j, np.shape(dirs[k])))))
     if not found and not fine:  # every block agrees alone, the whole does not: an error spread thin (a block's
         return None  # share under the tolerance), not a kink
     rest, a = {}, 0.0  # the direction without the entries at kinks (or right at a smaller step) must agree as a whole
@@ -693,16 +685,25 @@ def directional_kinks(forward: Callable[..., np.ndarray], X: Sequence[np.ndarray
     return found if agree(a, float(c)) or abs(c - a) <= noise else None
 
 
-def _right_finer(part, along, L0, a, eps, at, floor, noise, agree) -> bool:
-    """True when the central quotient along ``part`` agrees with ``a`` at ``at`` times the step or a smaller one
-    (each :data:`gradcheck.compare.FINER` times smaller, down to ``floor``; its round-off ``noise / f``)."""
-    f = at
-    while f >= floor * (1 - 1e-12):
+def _finer_verdict(part, along, L0, a, eps, x, noise, agree) -> str | None:
+    """One entry of :func:`directional_kinks` (``part``, at ``x``) whose one-sided quotients disagree at ``eps``:
+    ``"kink"`` when they disagree at every smaller step above their round-off
+    (:func:`gradcheck.compare.sides_agree_at`, down to the step of an input of size 1); else (no kink there) None, or
+    with ``agree`` given (``finer=True``: a caller whose own directional derivative was taken at ``eps``) ``"fine"``
+    when the central quotient agrees with ``a`` at the step where they agree or a smaller one (each
+    :data:`gradcheck.compare.FINER` times smaller, down to that floor; its round-off ``noise / f``), None if it never
+    does: wrong there (stepfix46: a right exp with a parameter at 1e7 FAILed sample mode's probe)."""
+    floor = 1.0 / max(1.0, abs(x))
+    f = float(sides_agree_at(lambda f, _: kernel("central", [along(part, f * eps), along(part, -f * eps)],
+                                                 [f * eps, -f * eps], L0)[1:], floor, noise, np.ones((), dtype=bool)))
+    if not np.isfinite(f):
+        return "kink"
+    while agree is not None and f >= floor * (1 - 1e-12):
         c = kernel("central", [along(part, f * eps), along(part, -f * eps)], [f * eps, -f * eps], L0)[0]
         if agree(a, float(c)) or abs(c - a) <= noise / f:
-            return True
+            return "fine"
         f /= FINER
-    return False
+    return None
 
 
 def numerical_jacobian(forward: Callable[[np.ndarray], np.ndarray], X: np.ndarray, eps: float | None = None,
