@@ -6489,7 +6489,7 @@ def _kinks_only(fwd, xs, params, got, G, keys, u) -> bool:
     kinks its step crossed (:func:`gradcheck.numerical.directional_kinks`), not through a wrong entry."""
     analytic = {k: got[V.grad_name(k.lstrip("@"))] for k in u}
     return _directional_kinks(fwd, xs, params, G, u, analytic, input_names=keys,
-                              agree=lambda a, n: _agrees(a, n, np.array([a]), 1e-5)) is not None
+                              agree=lambda a, n: _agrees(a, n, np.array([a]), 1e-5), finer=True) is not None
 
 
 def _signatures(L: _Layer, res: CheckResult, diag: Diagnosis) -> None:

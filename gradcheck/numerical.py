@@ -41,7 +41,7 @@ from ._kernel import (
     probe_rng,
     upstream_draw,
 )
-from .compare import norm_relative_error, sides_agree_at, smooth_mask
+from .compare import FINER, norm_relative_error, sides_agree_at, smooth_mask
 
 __all__ = ["DEFAULT_EPS", "METHODS", "OFFSETS", "kernel", "default_eps", "step_sizes", "difference_quotient",
            "step_error_curve", "numerical_gradient", "layer_numerical_gradients", "scalar_objective",
@@ -606,7 +606,7 @@ KINK_BUDGET = 1000
 def directional_kinks(forward: Callable[..., np.ndarray], X: Sequence[np.ndarray], params: Mapping[str, np.ndarray],
                       G: np.ndarray, dirs: Mapping[str, np.ndarray], analytic: Mapping[str, np.ndarray], *,
                       input_names: Sequence[str], agree: Callable[[float, float], bool], eps: float = DEFAULT_EPS,
-                      budget: int = KINK_BUDGET) -> dict[str, list[tuple[int, ...]]] | None:
+                      budget: int = KINK_BUDGET, finer: bool = False) -> dict[str, list[tuple[int, ...]]] | None:
     """Why a directional derivative along ``dirs`` disagrees with ``<analytic, dirs>``: kinks, or a wrong gradient.
 
     A step along a whole tensor crosses the kinks of a piecewise forward (ReLU's, at ``x_i = -t u_i`` for
@@ -625,6 +625,7 @@ def directional_kinks(forward: Callable[..., np.ndarray], X: Sequence[np.ndarray
     ``L`` with a wrong gradient is halved until ``budget``. About
     ``4 log2(n)`` forwards per kink. Returns ``{key: [index of each entry at a kink]}``, or None: a block
     disagrees without a kink, or more than ``budget`` blocks were needed. ``params`` are restored.
+    ``finer=True``: an entry right at a smaller step is not listed and not wrong (:func:`_finer_verdict`).
     """
     base, pos, along = _mover(forward, X, params, G, input_names)
     keys = [k for k in dirs]
@@ -635,6 +636,7 @@ def directional_kinks(forward: Callable[..., np.ndarray], X: Sequence[np.ndarray
     noise = 2 * np.finfo(np.float64).eps * float(np.sum(np.abs(Y0 * G))) / eps  # a quotient's round-off
     del Y0
     found: dict[str, list[tuple[int, ...]]] = {}
+    fine: dict[str, list[tuple[int, ...]]] = {}  # entries right at a smaller step (``finer``)
     stack = [(0, int(ends[-1]))]
     while stack:
         lo, hi = stack.pop()
@@ -665,23 +667,43 @@ def directional_kinks(forward: Callable[..., np.ndarray], X: Sequence[np.ndarray
             return None  # its one-sided quotients part as a smooth function's (a large step), no kink (fixn22 #1)
         k = next(k for k in part)
         j = lo - int(ends[keys.index(k)])
-        x = (base[pos[k]] if k in pos else params[k]).ravel()[j]
-        if np.isfinite(sides_agree_at(lambda f, _, p=part: kernel("central", [along(p, f * eps), along(p, -f * eps)],
-                                                                  [f * eps, -f * eps], L0)[1:],
-                                      1.0 / max(1.0, abs(float(x))), noise, np.ones((), dtype=bool))):
+        v = _finer_verdict(part, along, L0, a, eps, float((base[pos[k]] if k in pos else params[k]).ravel()[j]), noise,
+                           agree if finer else None)
+        if v is None:
             return None  # they agree at a smaller step: no kink there, the element check decides (steps46)
-        found.setdefault(k, []).append(tuple(int(i) for i in np.unravel_index(j, np.shape(dirs[k]))))
-    if not found:  # every block agrees alone, the whole does not: an error spread thin (a block's share under the
-        return None  # tolerance), not a kink
-    rest, a = {}, 0.0  # the direction without the entries at kinks must agree as a whole
+        (found if v == "kink" else fine).setdefault(k, []).append(tuple(map(int, np.unravel_index(j, np.shape(dirs[k])))))
+    if not found and not fine:  # every block agrees alone, the whole does not: an error spread thin (a block's
+        return None  # share under the tolerance), not a kink
+    rest, a = {}, 0.0  # the direction without the entries at kinks (or right at a smaller step) must agree as a whole
     for k in keys:
         d = np.array(dirs[k], dtype=np.float64)
-        for idx in found.get(k, ()):
+        for idx in [*found.get(k, ()), *fine.get(k, ())]:
             d[idx] = 0.0
         rest[k] = d
         a += float(np.sum(np.asarray(analytic[k], dtype=np.float64) * d))
     c = kernel("central", [along(rest, eps), along(rest, -eps)], [eps, -eps], L0)[0]
     return found if agree(a, float(c)) or abs(c - a) <= noise else None
+
+
+def _finer_verdict(part, along, L0, a, eps, x, noise, agree) -> str | None:
+    """One entry of :func:`directional_kinks` (``part``, at ``x``) whose one-sided quotients disagree at ``eps``:
+    ``"kink"`` when they disagree at every smaller step above their round-off
+    (:func:`gradcheck.compare.sides_agree_at`, down to the step of an input of size 1); else (no kink there) None, or
+    with ``agree`` given (``finer=True``: a caller whose own directional derivative was taken at ``eps``) ``"fine"``
+    when the central quotient agrees with ``a`` at the step where they agree or a smaller one (each
+    :data:`gradcheck.compare.FINER` times smaller, down to that floor; its round-off ``noise / f``), None if it never
+    does: wrong there (stepfix46: a right exp with a parameter at 1e7 FAILed sample mode's probe)."""
+    floor = 1.0 / max(1.0, abs(x))
+    f = float(sides_agree_at(lambda f, _: kernel("central", [along(part, f * eps), along(part, -f * eps)],
+                                                 [f * eps, -f * eps], L0)[1:], floor, noise, np.ones((), dtype=bool)))
+    if not np.isfinite(f):
+        return "kink"
+    while agree is not None and f >= floor * (1 - 1e-12):
+        c = kernel("central", [along(part, f * eps), along(part, -f * eps)], [f * eps, -f * eps], L0)[0]
+        if agree(a, float(c)) or abs(c - a) <= noise / f:
+            return "fine"
+        f /= FINER
+    return None
 
 
 def numerical_jacobian(forward: Callable[[np.ndarray], np.ndarray], X: np.ndarray, eps: float | None = None,

@@ -74,3 +74,31 @@ def test_sides_agree_at_tells_a_kink_from_a_step_above_the_function_scale():
 
     at = sides_agree_at(sides, 1e-7, 1e-18, np.array([True, True]))
     assert 1e-5 < at[0] * h < 1e-1 and np.isnan(at[1])  # exp's agree to 1% below a step of 0.1; relu's never
+
+
+_SAMPLED = '''
+import numpy as np
+C = 1e7
+class _B:
+    def __init__(self):
+        self.params = {"b": C + np.r_[0.0, 1.0, -0.3, 0.6]}  # b[0] at ReLU's kink
+        self.grads = {}
+class ExpRight(_B):
+    def forward(self, X, training=False): self.Y = np.exp(X + (self.params["b"] - C)); return self.Y
+    def backward(self, dY): self.grads["b"] = (dY * self.Y).sum(0); return dY * self.Y
+class ExpWrong(ExpRight):
+    def backward(self, dY): self.grads["b"] = (1.01 * dY * self.Y).sum(0); return dY * self.Y
+class Relu(_B):
+    def forward(self, X, training=False): self.Z = 0.0 * X + (self.params["b"] - C); return np.maximum(self.Z, 0.0)
+    def backward(self, dY): self.grads["b"] = (dY * (self.Z > 0)).sum(0); return 0 * dY
+'''
+
+
+@pytest.mark.parametrize("name, code", [("ExpRight", 0), ("Relu", 0), ("ExpWrong", 1)])
+def test_sample_mode_probe_excuses_a_step_too_large_not_a_wrong_parameter(tmp_path, name, code):
+    """verify46c F4: a parameter near 1e7 (every entry sampled and matching); the diagnosis' directional probe, at the
+    step ``eps |b|``, disagreed, and the entries' one-sided differences agree at a smaller step (no kink): the right
+    layers FAILed "wrong outside the sampled entries". Its central difference at that smaller step decides now."""
+    from gradcheck.cli import main
+    (tmp_path / "layers.py").write_text(_SAMPLED)
+    assert main(["check", f"{tmp_path / 'layers.py'}::{name}", "--input-shape", "3,4", "--mode", "sample"]) == code
