@@ -661,45 +661,6 @@ class Softplus(_Elementwise):
         return _sigmoid(X)
 
 
-def _softmax_vjp(P, G, axis=-1):
-    """VJP of softmax from its output: ``dX = Y * (dY - sum(dY * Y, axis))``, computed without cancellation.
-
-    Because ``sum(Y) = 1``, ``dY`` may be shifted by any constant ``c`` per row;
-    ``c = dY`` at the row's largest ``Y`` makes that entry's term exactly 0. The
-    textbook form subtracts two numbers of size ``|dY|`` that agree to 1e-13 on a
-    saturated row (``Y`` nearly one-hot) and returns their round-off (session 46:
-    attention at X + 3000); this one keeps every entry's relative accuracy.
-
-    Parameters
-    ----------
-    P : numpy.ndarray
-        The softmax's output along ``axis`` (rows summing to 1).
-    G : numpy.ndarray
-        Upstream gradient ``dY``, P's shape.
-    axis : int, tuple of int or None
-        The softmax's axis (axes; None: all).
-
-    Returns
-    -------
-    numpy.ndarray
-        ``dX``, P's shape.
-    """
-    axes = tuple(range(P.ndim)) if axis is None else tuple(
-        sorted(a % P.ndim for a in (axis if isinstance(axis, tuple) else (axis,))))
-    if P.size == 0:
-        return P * G
-    end = tuple(range(P.ndim - len(axes), P.ndim))
-    Pm, Gm = (np.moveaxis(a, axes, end) for a in (P, np.broadcast_to(G, P.shape)))
-    rows = Pm.shape
-    Pm, Gm = (a.reshape(rows[:P.ndim - len(axes)] + (-1,)) for a in (Pm, Gm))
-    d = np.subtract(Gm, np.take_along_axis(Gm, Pm.argmax(axis=-1, keepdims=True), axis=-1),
-                    dtype=np.result_type(Gm, Pm))  # (the one full-size array made: the rest in place)
-    d -= (d * Pm).sum(axis=-1, keepdims=True)  # (numpy's pairwise sum: einsum's sequential one lost float32 bits)
-    d *= Pm
-    d = d.reshape(rows)
-    return d if axes == end else np.ascontiguousarray(np.moveaxis(d, end, axes))
-
-
 class Softmax(Layer):
     """Softmax along ``axis``: ``Y = exp(X - max) / sum(exp(X - max))``.
 
@@ -707,10 +668,6 @@ class Softmax(Layer):
     Backward (Jacobian-vector product, from the cached ``Y``)::
 
         dX = Y * (dY - sum(dY * Y, axis, keepdims=True))
-
-    computed with ``dY`` shifted by its value at each row's largest ``Y`` (the
-    same in exact arithmetic, as ``sum(Y) = 1``; no cancellation on a saturated
-    row): :func:`_softmax_vjp`.
 
     Source: ``lessons/03-softmax-cross-entropy.md``.
 
@@ -750,7 +707,8 @@ class Softmax(Layer):
     def backward(self, dY):
         """``dX = Y * (dY - sum(dY * Y, axis))``."""
         dY = self._check_dY(dY)
-        return _softmax_vjp(self.cache["Y"], dY, self.cache["axis"])
+        Y, axis = self.cache["Y"], self.cache["axis"]
+        return Y * (dY - (dY * Y).sum(axis=axis, keepdims=True))
 
 
 class LogSoftmax(Softmax):

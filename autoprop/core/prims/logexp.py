@@ -285,37 +285,11 @@ log_softmax = defprim(
     shapes=SAME, kinks="stable: x - logsumexp(x)",
     source="special.log_softmax({x}, axis={axis})",
 )
-def _softmax_vjp(G, P, axis):
-    """P * (G - sum(G * P)) along ``axis`` with G shifted by its value at the row's largest P (equal, as sum(P) = 1):
-    the winner's term is exactly 0, so a saturated row (P nearly one-hot) does not return the round-off of two
-    numbers of size |G| that agree to 1e-13 (session 46; the same expression as manualprop's _softmax_vjp, so the
-    tracks agree bit for bit). Given Tensors (a tape recording this VJP: second order) it is the textbook form in
-    differentiable operations: the shift's argmax, take_along_axis and in-place updates are numpy's only."""
-    if isinstance(G, Tensor) or isinstance(P, Tensor):
-        return P * (G - (G * P).sum(axis=axis, keepdims=True))
-    axes = tuple(range(P.ndim)) if axis is None else tuple(
-        sorted(a % P.ndim for a in (axis if isinstance(axis, tuple) else (axis,))))
-    if P.size == 0:
-        return P * G
-    end = tuple(range(P.ndim - len(axes), P.ndim))
-    Pm, Gm = (np.moveaxis(a, axes, end) for a in (P, np.broadcast_to(G, P.shape)))
-    rows = Pm.shape
-    Pm, Gm = (a.reshape(rows[:P.ndim - len(axes)] + (-1,)) for a in (Pm, Gm))
-    d = np.subtract(Gm, np.take_along_axis(Gm, Pm.argmax(axis=-1, keepdims=True), axis=-1),
-                    dtype=np.result_type(Gm, Pm))  # (the one full-size array made: the rest in place)
-    d -= (d * Pm).sum(axis=-1, keepdims=True)  # (numpy's pairwise sum: einsum's sequential one lost float32 bits)
-    d *= Pm
-    d = d.reshape(rows)
-    return d if axes == end else np.ascontiguousarray(np.moveaxis(d, end, axes))
-
-
 softmax = defprim(
     "softmax",
     lambda x, axis=-1: np.exp(_log_softmax_fwd(x, axis=axis)),
-    lambda g, ans, x, axis=-1: _softmax_vjp(g, ans, axis), reads=(("ans",),),
-    jvp=lambda t, ans, x, axis=-1: _softmax_vjp(t, ans, axis),
-    jacobian="diag(p) - p p^T along the axis",
-    vjp="dx = p * (g - sum(g * p)), g shifted by g at the row's largest p (no cancellation when p is one-hot)",
-    shapes=SAME,
+    lambda g, ans, x, axis=-1: ans * (g - (g * ans).sum(axis=axis, keepdims=True)), reads=(("ans",),),
+    jvp=lambda t, ans, x, axis=-1: ans * (t - np.sum(t * ans, axis=axis, keepdims=True)),
+    jacobian="diag(p) - p p^T along the axis", vjp="dx = p * (g - sum(g * p))", shapes=SAME,
     source="special.softmax({x}, axis={axis})",
 )
