@@ -32,7 +32,6 @@ from typing import Any
 
 import numpy as np
 
-from . import _pyast
 from . import _validation as V
 from ._adapters import (
     CACHE_ADVICE,
@@ -1371,7 +1370,7 @@ def twin_names(kind: str = "layer") -> frozenset[str]:
     path = pathlib.Path(next(iter(spec.submodule_search_locations)), *module.split(".")[1:])
     path = path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
     names: list[str] = []
-    for node in _pyast.parse(path.read_text(encoding="utf-8")).body:  # __all__ = [...] and __all__ += [...]
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:  # __all__ = [...] and __all__ += [...]
         target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else getattr(
             node, "target", None) if isinstance(node, ast.AugAssign) else None
         if isinstance(target, ast.Name) and target.id == "__all__":
