@@ -15,16 +15,12 @@ mode where the forward is random they are not compared (``diagnose.RANDOM_TWIN``
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import copy
 import dataclasses
-import functools
 import importlib
-import importlib.util
 import inspect
 import math
-import pathlib
 import re
 from collections.abc import Mapping, Sequence
 from functools import cached_property
@@ -1350,41 +1346,21 @@ def _give_params(params, shapes, assign, mismatch, square=False, ones=False) -> 
 ADD_TWIN = "add --twin to compare with the tape (twin='auto' in Python)"
 
 
-#: The module of each kind's twins (``build_twin`` builds from it) and the names of its public names that are no
-#: twin: the base classes.
-_TWIN_MODULES = {"layer": ("autoprop.layers", ("Layer", "Model")), "loss": ("autoprop.losses", ("Loss", "Model"))}
-
-
-@functools.cache
-def twin_names(kind: str = "layer") -> frozenset[str]:
-    """The names of the classes ``twin="auto"`` can build for ``kind`` (``"layer"`` or ``"loss"``): the ``__all__`` of
-    ``autoprop.layers`` (``autoprop.losses``) without its base classes, read from the module's source, not imported.
-
-    Each ``gradcheck check`` without ``--twin`` asks it (:data:`ADD_TWIN`); importing autoprop for it (its core,
-    its primitives, scipy) was a third of the command's CPU time. Empty when autoprop is not there.
-    ``tests/test_gradcheck_check.py`` holds it to the imported modules' classes."""
-    module, bases = _TWIN_MODULES["layer" if kind == "layer" else "loss"]
-    spec = importlib.util.find_spec("autoprop")  # the package found, not imported
-    if spec is None or not spec.submodule_search_locations:
-        return frozenset()
-    path = pathlib.Path(next(iter(spec.submodule_search_locations)), *module.split(".")[1:])
-    path = path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
-    names: list[str] = []
-    for node in ast.parse(path.read_text(encoding="utf-8")).body:  # __all__ = [...] and __all__ += [...]
-        target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else getattr(
-            node, "target", None) if isinstance(node, ast.AugAssign) else None
-        if isinstance(target, ast.Name) and target.id == "__all__":
-            names += ast.literal_eval(node.value)
-    return frozenset(names) - set(bases)
-
-
 def has_twin(obj: Any, kind: str = "layer", names: Sequence[str] = ()) -> bool:
     """Whether ``twin="auto"`` has an autoprop class for ``obj``, named as one of ``names`` or ``type(obj)``
-    (never for a CS231n function pair): :func:`twin_names`, so that autoprop is imported only to build a twin."""
+    (never for a CS231n function pair)."""
     proto = getattr(obj, "protocol", None)
     if isinstance(proto, Mapping) and proto.get("protocol") == "cs231n":
         return False
-    return any(str(name) in twin_names(kind) for name in (*names, type(obj).__name__))
+    try:
+        mod = importlib.import_module("autoprop.layers" if kind == "layer" else "autoprop.losses")
+    except ImportError:
+        return False
+    base = getattr(mod, "Layer" if kind == "layer" else "Loss", None)
+    bases = (base, getattr(mod, "Model", None))  # the base classes are no layer's twin
+    return isinstance(base, type) and any(
+        isinstance(cls := getattr(mod, str(name), None), type) and issubclass(cls, base) and cls not in bases
+        for name in (*names, type(obj).__name__))
 
 
 def resolve_twin(obj, twin, init, kind, name: str | None = None):
