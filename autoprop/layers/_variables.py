@@ -34,7 +34,22 @@ def _expression(path):
     return out + "".join(f"[{p}]" if p.isdigit() else f"[{p!r}]" for p in rest)
 
 
-class OwnVariables(dict):
+class _ThroughSetitem(dict):
+    """A dict whose ``update`` and ``setdefault`` go one key at a time through ``__setitem__``."""
+
+    def update(self, *args, **kwargs):
+        """As dict's, one key at a time through ``__setitem__``."""
+        for k, v in dict(*args, **kwargs).items():
+            self[k] = v
+
+    def setdefault(self, key, default=None):
+        """As dict's, through ``__setitem__``."""
+        if key not in self:
+            self[key] = default
+        return self[key]
+
+
+class OwnVariables(_ThroughSetitem):
     """A layer's own Variables (``add_weight``'s, a built-in layer's ``"W"``, ``"b"``): a dict, whose item
     assignment and deletion count as a change of the layer's Python state (``_STATE``: an ``autoprop.function``
     that read the old Variable traces again, where it replayed the old one, verify45d F1) and take Variables only."""
@@ -48,17 +63,6 @@ class OwnVariables(dict):
     def __delitem__(self, key):
         dict.__delitem__(self, key)
         _STATE[0] += 1
-
-    def update(self, *args, **kwargs):
-        """As dict's, one key at a time through ``__setitem__``."""
-        for k, v in dict(*args, **kwargs).items():
-            self[k] = v
-
-    def setdefault(self, key, default=None):
-        """As dict's, through ``__setitem__``."""
-        if key not in self:
-            self[key] = default
-        return self[key]
 
     def pop(self, key, *default):
         """As dict's; counts as a change of state."""
@@ -83,7 +87,7 @@ class OwnVariables(dict):
         return type(self), (dict(self),)
 
 
-class ListedVariables(dict):
+class ListedVariables(_ThroughSetitem):
     """The ``variables`` of a layer holding sub-layers or Variables as attributes: a new dict at each access,
     path -> Variable. An assignment into it is not lost: a key of the layer's own weights (or a new key, on a layer
     with its own weights) is set in the layer's own dict; a sub-layer's or attribute's path raises TypeError naming
@@ -135,17 +139,6 @@ class ListedVariables(dict):
             raise self._refusal(key, "deleted")
         del self._own[key]
         dict.__delitem__(self, key)
-
-    def update(self, *args, **kwargs):
-        """As dict's, one key at a time through ``__setitem__``."""
-        for k, v in dict(*args, **kwargs).items():
-            self[k] = v
-
-    def setdefault(self, key, default=None):
-        """As dict's, through ``__setitem__``."""
-        if key not in self:
-            self[key] = default
-        return self[key]
 
     def pop(self, key, *default):
         """As dict's, through ``__delitem__`` (only the layer's own weights)."""
