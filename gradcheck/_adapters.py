@@ -7260,6 +7260,21 @@ def state_values(obj):
                 or isinstance(v, np.ndarray) and v.dtype.kind in "fiu")}
 
 
+def stat_values(obj):
+    """:func:`state_values` of ``obj`` and the numeric arrays its public dicts, lists and tuples of at most 8 entries
+    hold, each named by its path: ``stats['running_mean']``, ``running[0]`` (the places a BatchNorm keeps its running
+    statistics in besides attributes of their own: verify46a F3), float64 copies. The running statistics' finder
+    (:func:`gradcheck._running_stats.find_roles`) reads a layer's state so, here or in the sandbox's child."""
+    out = state_values(obj)
+    for k, c in list(_fields(obj).items())[:MAX_PROBED * 4]:
+        if not isinstance(k, str) or k.startswith("_") or type(c) not in (dict, list, tuple) or not 0 < len(c) <= 8:
+            continue
+        items = c.items() if type(c) is dict else enumerate(c)
+        out.update({f"{k}[{i!r}]": np.array(v, dtype=np.float64) for i, v in items if isinstance(i, (str, int))
+                    and isinstance(v, np.ndarray) and v.dtype.kind in "fiu" and v.ndim >= 1})
+    return out
+
+
 def _state_between_calls(obj, inputs, kw):
     """The public attributes (numbers, arrays) that a second forward on the same input (generators rewound) leaves
     different from the first: state forward updates and may read (``self.t += 1``); [] when a first call from the

@@ -137,7 +137,8 @@ def running_stats_finding(layer: Any, reference: Any, cname: str, shape, seed: i
              f"{ref_name}'s"] * bool(odd)
     if not roles.own:
         return None, notes
-    state = adapter_call(layer, "state_values")
+    stats = _stats_of(reference)
+    state = stat_state(layer, stats)
     own = {s: s for s in roles.own}
     rname = dict(roles.own)
     notes += [f"running statistics: {s} compared as {ref_name}'s {r} (" + (
@@ -155,7 +156,7 @@ def running_stats_finding(layer: Any, reference: Any, cname: str, shape, seed: i
     shaped = {s: getattr(reference, rname[s]).shape for s in own}  # (a (1, D) statistic as the reference's (D,))
     before = {rname[s]: np.array(state[s], dtype=np.float64).reshape(shaped[s]) for s in own.values()}
     Call(layer, cname, [X], inputs, params, True).forward(X.copy())
-    after = adapter_call(layer, "state_values")
+    after = stat_state(layer, stats)
     found, more = _compared({b: rname[s] for b, s in own.items()}, before,
                             {rname[s]: _reshaped(after.get(s), shaped[s]) for s in own.values()}, reference, X, ref_name, cname, lambda: (
         Call(layer, cname, [Xe], inputs, params, False).forward(Xe.copy()), [Xe]), roles.momentum(),
@@ -493,8 +494,8 @@ def find_roles(layer: Any, reference: Any, cname: str, shape, seed: int) -> Role
     -------
     Roles
     """
-    stats = {r: v for r, v in vars(reference).items() if re.match(r"(running|moving)_", r) and isinstance(v, np.ndarray)}
-    state = adapter_call(layer, "state_values")
+    stats = _stats_of(reference)
+    state = stat_state(layer, stats)
     with warnings.catch_warnings():  # (float32 parameters: check warns of them once, where it checks them)
         warnings.simplefilter("ignore")
         params = set(V.layer_params(layer, cname))
@@ -559,10 +560,10 @@ def _ema_fits(layer: Any, reference: Any, stats: dict, cands: list[str], cname: 
         inputs = V.input_names(probe, 1)
         rng = np.random.default_rng([seed, 46])
         xs = [rng.standard_normal(shape) * 1.5 + 0.5 for _ in range(2)]
-        seen = [adapter_call(probe, "state_values")]
+        seen = [stat_state(probe, stats)]
         for X in xs:
             Call(probe, cname, [X], inputs, params, True).forward(X.copy())
-            seen.append(adapter_call(probe, "state_values"))
+            seen.append(stat_state(probe, stats))
         batch = [_batch_stats(ref, stats, X) for X in xs]
     except Exception as exc:  # noqa: BLE001 - a layer that cannot be copied or run twice: by name alone, said
         roles.notes.append(f"running statistics: not looked for by their update (two training forwards on a copy of "
@@ -636,13 +637,44 @@ def _eval_reads(layer: Any, cname: str, shape, seed: int, cands: list[str]) -> l
         def out(k=None):
             probe = _copied(layer)
             if k is not None:
-                v = np.asarray(getattr(probe, k))
-                setattr(probe, k, v + 0.5 + 0.5 * np.abs(v))
+                _changed(probe, k)
             return np.asarray(Call(probe, cname, [X], inputs, params, False).forward(X.copy()), dtype=np.float64)
         base = out()
-        return [k for k in cands if hasattr(layer, k) and not close(out(k), base, _RTOL, _ATOL)]
+        return [k for k in cands if hasattr(layer, re.match(r"\w+", k)[0]) and not close(out(k), base, _RTOL, _ATOL)]
     except Exception:  # noqa: BLE001 - a probe: none told
         return []
+
+
+def _changed(probe: Any, k: str) -> None:
+    """The array at ``k`` of the layer ``probe`` (an attribute ``a``, or a path of :func:`stat_state`:
+    ``stats['running_mean']``, ``running[0]``) moved by a step away from its value, in place of it."""
+    m = re.fullmatch(r"(\w+)\[(.+)\]", k)
+    step = (lambda v: np.asarray(v) + 0.5 + 0.5 * np.abs(np.asarray(v)))
+    if m is None:
+        return setattr(probe, k, step(getattr(probe, k)))
+    c, i = getattr(probe, m[1]), ast.literal_eval(m[2])
+    new = list(c) if isinstance(c, tuple) else np.array(c, dtype=np.float64) if isinstance(c, np.ndarray) else c
+    new[i] = step(new[i])
+    setattr(probe, m[1], tuple(new) if isinstance(c, tuple) else new)
+
+
+def _stats_of(reference: Any) -> dict[str, np.ndarray]:
+    """The reference's running statistics: ``{name: array}`` of its ``running_*``, ``moving_*`` arrays."""
+    return {r: v for r, v in vars(reference).items() if re.match(r"(running|moving)_", r) and isinstance(v, np.ndarray)}
+
+
+def stat_state(layer: Any, stats: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The layer's state where its running statistics may be: its attributes and the arrays its dicts, lists and
+    tuples hold (:func:`gradcheck._adapters.stat_values`, in the sandbox's child for a sandboxed layer), and the rows
+    ``running[0]``, ``running[1]`` of an array stacking statistics of the reference's ``stats``' shapes (a (2, D)
+    ``np.stack([mean, var])``): verify46a F3, a swapped momentum in ``self.stats = {'running_mean': ...}`` was never
+    compared."""
+    state = adapter_call(layer, "stat_values")
+    for k, v in list(state.items()):
+        if (np.ndim(v) >= 2 and 2 <= np.shape(v)[0] <= 4 and not any(_same_shape(v, a) for a in stats.values())
+                and any(_same_shape(v[0], a) for a in stats.values())):
+            state.update({f"{k}[{i}]": v[i] for i in range(np.shape(v)[0])})
+    return state
 
 
 def _reshaped(v: Any, shape: tuple) -> Any:

@@ -2037,7 +2037,8 @@ OPS = {name[3:]: fn for name, fn in vars(Child).items() if name.startswith("op_"
 #: weights without gradients, numpy's functions the submission replaced (nnfs.init()), a function pair's bn_param
 #: (running statistics compared with --reference).
 ADAPTER_CALLS = {"hold_random": (True, False), "random_draws": (False, False), "set_variant": (False, False),
-                 "state_values": (False, True), "set_weights": (False, False), "stored_inputs": (False, True),
+                 "state_values": (False, True), "stat_values": (False, True), "set_weights": (False, False),
+                 "stored_inputs": (False, True),
                  "numpy_patched": (False, False), "penalty_numbers": (False, True),
                  "same_draws": (False, False), "set_pair_keywords": (False, False), "reused_layers": (False, True),
                  "grads_values": (True, True)}

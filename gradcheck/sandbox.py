@@ -2340,7 +2340,9 @@ def _names(names: Sequence[str], n: int) -> list[str]:
 
 #: ``name: (what the request is called in errors, the type of its reply)`` of :meth:`_Remote.adapter`.
 _ADAPTER_REPLIES = {"hold_random": ("{}.fix_mask(True)", str), "random_draws": ("{}'s random generators", dict),
-                    "state_values": ("{}.its attributes", dict), "set_weights": ("{}.setting its weights", None),
+                    "state_values": ("{}.its attributes", dict),
+                    "stat_values": ("{}.its attributes and containers", dict),
+                    "set_weights": ("{}.setting its weights", None),
                     "set_variant": ("{}'s switches", list), "stored_inputs": ("{}'s stored inputs", str),
                     "numpy_patched": ("{}'s numpy functions", dict),
                     "penalty_numbers": ("{}'s regulariser strengths", dict),
