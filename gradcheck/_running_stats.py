@@ -161,6 +161,8 @@ def running_stats_finding(layer: Any, reference: Any, cname: str, shape, seed: i
                             {rname[s]: _reshaped(after.get(s), shaped[s]) for s in own.values()}, reference, X, ref_name, cname, lambda: (
         Call(layer, cname, [Xe], inputs, params, False).forward(Xe.copy()), [Xe]), roles.momentum(),
         claimed=roles.claimed, irregular=roles.irregular)
+    if found is None:  # (the eval forward ran: it must leave them as they were, verify46a F4)
+        found = _moved_in_eval(after, stat_state(layer, stats), list(own), cname)
     if found is None and roles.irregular:  # (one call agreed; the finder's two did not: verify46a F5)
         found = Finding("running-stats", (
             f"{cname}'s {', '.join(roles.irregular)} moved over two training forwards as no running average of the "
@@ -168,6 +170,20 @@ def running_stats_finding(layer: Any, reference: Any, cname: str, shape, seed: i
             f"momentum={m:g} does): an update that skips calls, or whose rate changes from call to call (a "
             f"cumulative average), agreed with {ref_name}'s on one call only"), layer="BatchNorm")
     return found, notes + more
+
+
+def _moved_in_eval(before: dict, after: dict, own: list[str], cname: str) -> Finding | None:
+    """The ``running-stats`` error of statistics ``own`` that the eval forward changed (the layer's state ``before``
+    and ``after`` it, :func:`stat_state`): an update outside ``if training`` after the eval forward normalised (its
+    output still the reference's, verify46a F4); None when it left them as they were."""
+    from .diagnose import _state_fields
+
+    moved = [s for s in own if s in before and s in after and not np.array_equal(before[s], after[s], equal_nan=True)]
+    if not moved:
+        return None
+    f = _state_fields(False, 0.0, moved)
+    return Finding("running-stats", f"{cname}'s eval forward changed {', '.join(moved)}{f['why']}. Fix: {f['fix']}",
+                   layer="BatchNorm")
 
 
 def _held_unwritten(layer: Any, reference: Any) -> dict[str, str]:
@@ -281,7 +297,8 @@ def _compared(own: dict, before: dict, after: dict, reference: Any, X: np.ndarra
     notes, wrong = [], []
     for b, r in own.items():
         got, want = np.asarray(after[r], dtype=np.float64), np.asarray(getattr(reference, r), dtype=np.float64)
-        if close(got, want, _RTOL, _ATOL):
+        if close(got, want, _RTOL, _ATOL):  # (the eval output compared given the layer's own values: float32's,
+            setattr(reference, r, got.copy())  # verify46a F6, FAILed by its rounding)
             continue
         count = X.size / max(want.size, 1)
         biased = (1 - m) * before[r] + (want - (1 - m) * before[r]) * (count - 1) / count
@@ -292,7 +309,9 @@ def _compared(own: dict, before: dict, after: dict, reference: Any, X: np.ndarra
             setattr(reference, r, got.copy())
             continue
         wrong.append((b, r, got, want, biased if "var" in r and count > 1 else want))
-    if wrong and (rate := _another_rate(wrong, before, m, momentum, ref_name, pair, claimed)):
+    if wrong and (rate := _another_rate(wrong, before, m, momentum, ref_name, pair, claimed)) and len(wrong) < len(own):
+        return _two_rates(wrong, [b for b in own if b not in {w[0] for w in wrong}], before, m, ref_name), notes
+    if wrong and rate:
         notes.append(rate)  # (a running average at the layer's own momentum, another convention: review36 F2)
         for _, r, got, *_ in wrong:
             setattr(reference, r, got.copy())
@@ -315,6 +334,17 @@ def _compared(own: dict, before: dict, after: dict, reference: Any, X: np.ndarra
             f"batch): in eval mode use the running statistics, xhat = (X - running_mean) / sqrt(running_var + eps)"
             if _batch_normalised(Ys, reference, xs[0]) else "the eval forward does not normalise with them as "
             "(X - running_mean) / sqrt(running_var + eps)")), layer="BatchNorm"), notes
+
+
+def _two_rates(wrong, same: list[str], before: dict, m: float, ref_name: str) -> Finding:
+    """The error of running statistics at two rates: ``wrong`` (:func:`_compared`'s) a running average at the layer's
+    own momentum, ``same`` at the reference's (verify46a F10: a mean keeping 0.99 and a variance a hard-coded 0.9,
+    accepted as "another rate" for the mean alone). No library updates its mean and variance at two rates."""
+    k = _one_share(wrong, before, m)
+    return Finding("running-stats", (
+        f"{', '.join(b for b, *_ in wrong)} {'keeps' if len(wrong) == 1 else 'keep'} {k:.3g} of the old value in a "
+        f"training forward, {', '.join(same)} {1 - m:g} (as {ref_name}'s momentum={m:g}): running averages at two "
+        f"rates. Fix: update the running mean and the running variance with one momentum"), layer="BatchNorm")
 
 
 def _batch_normalised(Ys: np.ndarray, reference: Any, Xe: np.ndarray) -> bool:
