@@ -7260,6 +7260,31 @@ def state_values(obj):
                 or isinstance(v, np.ndarray) and v.dtype.kind in "fiu")}
 
 
+def copied(obj, memo=None, depth=0):
+    """A copy of the layer ``obj`` its forwards can run on, leaving ``obj`` as it was: ``copy.deepcopy(obj)``, else
+    (an attribute deep copy refuses: a module ``self.xp = np``, a ``threading.Lock``; verify46a F8) a shallow copy
+    whose attributes are copied so, those no copy can be made of shared (a module, a lock: forward does not write
+    them), one ``memo`` keeping arrays that are one array one. Raises when ``obj`` itself cannot be so copied: its
+    class copies itself (``__deepcopy__``: a sandbox's RemoteLayer, a student's own) and refused, or it has no
+    ``__dict__``. The sandbox's child copies a layer so (its ``clone``), as :mod:`gradcheck._running_stats` does a
+    local one: both find the running statistics of one layer alike."""
+    memo, trial = ({} if memo is None else memo), dict(memo or {})
+    try:
+        new = copy.deepcopy(obj, trial)
+        memo.update({k: v for k, v in trial.items() if k != id(trial)})  # (not a failed try's half-made copies)
+        return new
+    except Exception:  # noqa: BLE001 - an attribute that cannot be deep-copied: shared below
+        if depth > 3 or isinstance(obj, (type, types.ModuleType)) or not isinstance(
+                getattr(obj, "__dict__", None), dict) or getattr(type(obj), "__deepcopy__", None) is not None:
+            if depth:
+                return obj
+            raise
+    new = memo[id(obj)] = copy.copy(obj)
+    for k, v in vars(obj).items():
+        vars(new)[k] = copied(v, memo, depth + 1)
+    return new
+
+
 def stat_values(obj):
     """:func:`state_values` of ``obj`` and the numeric arrays its public dicts, lists and tuples of at most 8 entries
     hold, each named by its path: ``stats['running_mean']``, ``running[0]`` (the places a BatchNorm keeps its running

@@ -619,24 +619,11 @@ def _ema_fits(layer: Any, reference: Any, stats: dict, cands: list[str], cname: 
 
 
 def _copied(layer: Any) -> Any:
-    """A copy of ``layer`` that its forwards can run on, leaving ``layer`` as it was: its deep copy, else (an
-    attribute deep copy refuses: ``self.xp = np``, a ``threading.Lock``; verify46a F8) a shallow copy whose every
-    attribute is deep-copied, those that cannot be shared. Raises when neither can be made, or when the layer's
-    class copies itself (``__deepcopy__``: a sandbox's RemoteLayer, a student's own) and refused."""
-    import copy
+    """A copy of ``layer`` its forwards can run on (:func:`gradcheck._adapters.copied`; a sandbox's RemoteLayer: its
+    clone, made so in the child), leaving ``layer`` as it was."""
+    from ._adapters import copied
 
-    try:
-        return copy.deepcopy(layer)
-    except Exception:  # noqa: BLE001 - an attribute that cannot be deep-copied: shared below
-        if not hasattr(layer, "__dict__") or getattr(type(layer), "__deepcopy__", None) is not None:
-            raise  # (its own copy refused: a sandbox's RemoteLayer, whose shallow copy is the layer itself)
-    probe = copy.copy(layer)
-    for k, v in vars(layer).items():
-        try:
-            vars(probe)[k] = copy.deepcopy(v)
-        except Exception:  # noqa: BLE001 - a module, a lock: shared with the layer (its forwards do not write it)
-            vars(probe)[k] = v
-    return probe
+    return copied(layer)
 
 
 def _one_of(layer: Any, cname: str, shape, seed: int, pick: list[str], share: dict, rates: list, r: str,

@@ -1732,11 +1732,10 @@ class Child:
         self.reply(True, {"id": self.keep(new, self.held.get(id(obj))), "params": params, "forward_calls": calls}, packer)
 
     def cloned(self, obj, codes, params, packer):
-        """``(copy.deepcopy(obj) with params set, its params described)``; ``codes`` (a set) gets
+        """``(a deep copy of obj, AD.copied, with params set, its params described)``; ``codes`` (a set) gets
         :func:`_forward_codes` of ``obj``, for :meth:`op_clone`'s count."""
-        import copy
         codes |= _forward_codes(self.AD, obj)
-        new = copy.deepcopy(obj)
+        new = self.AD.copied(obj)  # (copy.deepcopy, sharing a module or a lock it refuses: verify46a F8)
         self.set_params(new, params)
         return new, self.dict_of(packer, getattr(new, "params", None), True)
 
