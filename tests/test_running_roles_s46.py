@@ -14,6 +14,7 @@ variance), each right and with the momentum swapped.
 
 import copy
 import pathlib
+import re
 import sys
 
 import numpy as np
@@ -24,6 +25,7 @@ from gradcheck.grading.checks import layer_gradients
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 from test_cli import run_here  # noqa: E402
+from test_cli_newuser35 import BN as NEWUSER35_BN  # noqa: E402
 from test_grading_keys_s35 import _grade  # noqa: E402
 
 SOURCE = '''import numpy as np
@@ -54,18 +56,7 @@ class BN:
             self.cache = (xhat, self.VAR, False)
         return g * xhat + b
 
-    def backward(self, dY):
-        xhat, var, training = self.cache
-        g = self.params["gamma"]
-        self.grads["gamma"] = (dY * xhat).sum(0)
-        self.grads["beta"] = dY.sum(0)
-        dxhat = dY * g
-        inv = 1.0 / np.sqrt(var + self.eps)
-        if not training:
-            return dxhat * inv
-        N = dY.shape[0]
-        return inv / N * (N * dxhat - dxhat.sum(0) - xhat * (dxhat * xhat).sum(0))
-'''
+''' + NEWUSER35_BN[NEWUSER35_BN.index("    def backward(self, dY):"):]  # (one backward, newuser35's)
 PYTORCH = "(1 - m) * self.MEAN + m * mu", "(1 - m) * self.VAR + m * vr"
 KERAS = "m * self.MEAN + (1 - m) * mu", "m * self.VAR + (1 - m) * vr"
 #: (momentum, right update, swapped update, the batch variance): PyTorch's BatchNorm1d and Keras's BatchNormalization
@@ -76,16 +67,37 @@ EXTRAS = {"none": "pass", "counter": "self.extra = self.extra + 1", "cache": "se
 
 
 def source(rule, swapped=False, names=("running_mean", "running_var"), rate="momentum", extra="none",
-           eval_batch=False, cls="BN"):
+           eval_batch=False, cls="BN", store=None, xp=False):
     """A class BatchNorm in ``rule``'s convention (right, or its momentum ``swapped``), its statistics and rate
     attribute named ``names``, ``rate``, with an ``extra`` (D,) array its training forward moves, and an eval forward
-    normalising with the batch's statistics (``eval_batch``)."""
+    normalising with the batch's statistics (``eval_batch``); its statistics kept in a container (``store``: a key of
+    :data:`STORES`), a module attribute ``self.xp = np`` (``xp``: deep copy refuses it)."""
     momentum, right, wrong, variance = RULES[rule]
     mean, var = wrong if swapped else right
     text = SOURCE.replace("UPDATE_MEAN", mean).replace("UPDATE_VAR", var).replace("VARIANCE", variance)
     text = text.replace("EXTRA", EXTRAS[extra]).replace("MOMENTUM", momentum).replace("RATE", rate)
     text = text.replace("EVAL_STATS", "self.MEAN, self.VAR = mu, var" if eval_batch else "pass")
-    return text.replace("MEAN", names[0]).replace("VAR", names[1]).replace("class BN:", f"class {cls}:")
+    text = text.replace("        self.params = {", "        self.xp = np\n        self.params = {", 1) if xp else text
+    text = stored(text, store) if store else text.replace("MEAN", names[0]).replace("VAR", names[1])
+    return text.replace("class BN:", f"class {cls}:")
+
+
+#: ``name: (its __init__ line, the mean's place, the variance's)``: statistics in a container (verify46a F3)
+STORES = {"dict": ("self.stats = {'running_mean': np.zeros(D), 'running_var': np.ones(D)}", "self.stats['running_mean']",
+                   "self.stats['running_var']"),
+          "list": ("self.running = [np.zeros(D), np.ones(D)]", "self.running[0]", "self.running[1]"),
+          "tuple": ("self.running = (np.zeros(D), np.ones(D))", "self.running[0]", "self.running[1]"),
+          "stacked": ("self.running = np.stack([np.zeros(D), np.ones(D)])", "self.running[0]", "self.running[1]")}
+
+
+def stored(text, store):
+    """``text`` (:data:`SOURCE` with its placeholders MEAN, VAR) keeping its statistics in ``STORES[store]``."""
+    init, mean, var = STORES[store]
+    text = text.replace("self.MEAN = np.zeros(D)\n        self.VAR = np.ones(D)", init)
+    if store == "tuple":  # (no item assignment: the tuple made again)
+        text = re.sub(r"self\.MEAN = (.*)", r"self.running = (\1, self.running[1])", text)
+        text = re.sub(r"self\.VAR = (.*)", r"self.running = (self.running[0], \1)", text)
+    return text.replace("self.MEAN", mean).replace("self.VAR", var)
 
 
 def build(text, cls="BN"):
@@ -184,7 +196,10 @@ def test_check_gives_the_graders_verdict(tmp_path, rule, swapped, names, rate, e
 
 CLASSES = {"TorchSwappedRenamed": ("pytorch", True, ("run_mu", "run_sigma2"), "momentum", "none"),
            "KerasRightRho": ("keras", False, ("moving_mean", "moving_variance"), "rho", "cache"),
-           "KerasSwappedExtra": ("keras", True, ("ema_mean", "ema_var"), "decay", "counter")}
+           "KerasSwappedExtra": ("keras", True, ("ema_mean", "ema_var"), "decay", "counter"),
+           # verify46a F3 (the sandbox's child reads a dict's statistics), F8 (its clone of a layer holding np)
+           "TorchSwappedDict": ("pytorch", True, (), "momentum", "none", "dict"),
+           "TorchSwappedXp": ("pytorch", True, ("rm", "rv"), "momentum", "none", None, True)}
 TEST = "import pytest\nimport manualprop as mp\n" + "".join(f'''
 
 @pytest.mark.points(3)
@@ -198,7 +213,7 @@ def test_{name.lower()}(student, grade, rng):
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
     """The three classes graded in one sandboxed submission: ``{class name: its row}``."""
-    src = "\n\n".join(source(*args, cls=name) for name, args in CLASSES.items())
+    src = "\n\n".join(source(*args[:5], cls=name, **dict(zip(("store", "xp"), args[5:]))) for name, args in CLASSES.items())
     r, data = _grade(tmp_path_factory.mktemp("roles46"), {"layers.py": src}, TEST)
     assert r.status == "graded" and len(data["tests"]) == len(CLASSES), data
     return {n: t for n in CLASSES for t in data["tests"] if t["name"].startswith(f"{n}:")}
@@ -208,7 +223,7 @@ def graded(tmp_path_factory):
 def test_grade_scores_by_what_the_statistics_do(graded, name):
     t = graded[name]
     swapped = CLASSES[name][1]
-    assert t["score"] == (0.0 if swapped else 3.0), t["output"]  # before: 3.0, 0.0 (rho unread), 3.0
+    assert t["score"] == (0.0 if swapped else 3.0), t["output"]  # before: 3.0, 0.0 (rho unread), 3.0, 3.0, 3.0
     if swapped:
         assert "the momentum looks swapped" in " ".join(t["output"].split()), t["output"]
 
@@ -317,3 +332,59 @@ def test_a_cumulative_average_is_not_advised_a_momentum_that_fits_one_call():
     said = " ".join(v.parts[0].message.split())
     assert not v.passed and "--reference-init" not in said, said
     assert "as no running average at one rate" in said and "a cumulative average" in said, said
+
+
+# --------------------------------------------------------------------------- verify46a F3, F4, F6, F10 (session 47)
+
+
+@pytest.mark.parametrize("store", sorted(STORES))
+def test_statistics_kept_in_a_container_are_found_and_a_swapped_momentum_fails(store):
+    """verify46a F3: a dict, a list, a tuple, a stacked (2, D) array: before, never compared (full marks)."""
+    from gradcheck._running_stats import find_roles
+
+    path = {"dict": ("stats['running_mean']", "stats['running_var']")}.get(store, ("running[0]", "running[1]"))
+    roles = find_roles(build(source("pytorch", True, store=store)), mp.BatchNorm1D(4), "BN", X.shape, 0)
+    assert roles.own == {path[0]: "running_mean", path[1]: "running_var"}, roles
+    bug = layer_gradients(build(source("pytorch", True, store=store)), X, mp.BatchNorm1D(4), training=True, seed=1)
+    assert not any(p.passed for p in bug.parts), bug.markdown()
+    assert f"{path[0]} is" in bug.parts[0].message and "the momentum looks swapped" in bug.parts[0].message
+    right = layer_gradients(build(source("pytorch", store=store)), X, mp.BatchNorm1D(4), training=True, seed=1)
+    assert right.passed, right.markdown()
+
+
+def test_an_eval_forward_that_moves_the_statistics_after_normalising_fails():
+    """verify46a F4: the update outside ``if training`` (after the eval output is made): before, full marks."""
+    text = source("pytorch", names=("rm", "rv")).replace(
+        "            self.cache = (xhat, self.rv, False)\n", "            self.cache = (xhat, self.rv, False)\n"
+        "            self.rm = (1 - m) * self.rm + m * mu\n", 1)
+    assert "self.rm = (1 - m) * self.rm + m * mu\n        return" in text
+    v = layer_gradients(build(text), X, mp.BatchNorm1D(4), training=True, seed=1)
+    assert not any(p.passed for p in v.parts), v.markdown()
+    assert "BN's eval forward changed rm: running statistics updated in eval mode" in v.parts[0].message, v.markdown()
+
+
+@pytest.mark.parametrize("names", [("running_mean", "running_var"), ("rm", "rv")])
+def test_a_mean_and_a_variance_at_two_rates_fail(names):
+    """verify46a F10: Keras's momentum 0.99 for the mean, a hard-coded 0.9 (the reference's) for the variance: before,
+    accepted as "another rate" (the mean's alone looked at)."""
+    text = source("keras", names=names).replace(f"m * self.{names[1]} + (1 - m) * vr",
+                                                f"0.9 * self.{names[1]} + 0.1 * vr")
+    assert "0.9 * self." in text
+    v = layer_gradients(build(text), X, mp.BatchNorm1D(4), training=True, seed=1)
+    said = " ".join(v.parts[0].message.split())
+    assert not v.passed and f"{names[0]} keeps 0.99 of the old value in a training forward, {names[1]} 0.9" in said, said
+    assert "running averages at two rates" in said and "--reference-init" not in said, said
+
+
+@pytest.mark.parametrize("seed", [8, 13])  # (two of the four of seeds 0-39 that FAILed on main)
+def test_float32_statistics_of_the_right_rule_pass(seed):
+    """verify46a F6: float32 statistics, PyTorch's rule: the eval output was compared with the reference's holding its
+    own float64 statistics, and FAILed by float32's rounding on some seeds."""
+    text = source("pytorch").replace("np.zeros(D)\n        self.running_var = np.ones(D)",
+                                     "np.zeros(D, np.float32)\n        self.running_var = np.ones(D, np.float32)")
+    text = text.replace("m * mu\n", "(m * mu).astype(np.float32)\n").replace("m * vr\n", "(m * vr).astype(np.float32)\n")
+    layer = build(text)
+    Xs = np.random.default_rng(seed).normal(1.0, 2.0, (8, 4))
+    assert layer.running_var.dtype == np.float32
+    v = layer_gradients(layer, Xs, mp.BatchNorm1D(4), training=True, seed=seed)
+    assert v.passed, v.markdown()
