@@ -67,20 +67,25 @@ EXTRAS = {"none": "pass", "counter": "self.extra = self.extra + 1", "cache": "se
 
 
 def source(rule, swapped=False, names=("running_mean", "running_var"), rate="momentum", extra="none",
-           eval_batch=False, cls="BN", store=None, xp=False):
+           eval_batch=False, cls="BN", store=None, xp=False, nocopy=False):
     """A class BatchNorm in ``rule``'s convention (right, or its momentum ``swapped``), its statistics and rate
     attribute named ``names``, ``rate``, with an ``extra`` (D,) array its training forward moves, and an eval forward
     normalising with the batch's statistics (``eval_batch``); its statistics kept in a container (``store``: a key of
-    :data:`STORES`), a module attribute ``self.xp = np`` (``xp``: deep copy refuses it)."""
+    :data:`STORES`), a module attribute ``self.xp = np`` (``xp``: deep copy refuses it), copies refused by its class
+    (``nocopy``)."""
     momentum, right, wrong, variance = RULES[rule]
     mean, var = wrong if swapped else right
     text = SOURCE.replace("UPDATE_MEAN", mean).replace("UPDATE_VAR", var).replace("VARIANCE", variance)
     text = text.replace("EXTRA", EXTRAS[extra]).replace("MOMENTUM", momentum).replace("RATE", rate)
     text = text.replace("EVAL_STATS", "self.MEAN, self.VAR = mu, var" if eval_batch else "pass")
     text = text.replace("        self.params = {", "        self.xp = np\n        self.params = {", 1) if xp else text
+    text = text.replace("    def forward(", NOCOPY + "    def forward(", 1) if nocopy else text
     text = stored(text, store) if store else text.replace("MEAN", names[0]).replace("VAR", names[1])
     return text.replace("class BN:", f"class {cls}:")
 
+
+NOCOPY = ("    def __copy__(self):\n        raise TypeError('no copies')\n\n"
+          "    def __deepcopy__(self, memo):\n        raise TypeError('no copies')\n\n")
 
 #: ``name: (its __init__ line, the mean's place, the variance's)``: statistics in a container (verify46a F3)
 STORES = {"dict": ("self.stats = {'running_mean': np.zeros(D), 'running_var': np.ones(D)}", "self.stats['running_mean']",
@@ -199,7 +204,8 @@ CLASSES = {"TorchSwappedRenamed": ("pytorch", True, ("run_mu", "run_sigma2"), "m
            "KerasSwappedExtra": ("keras", True, ("ema_mean", "ema_var"), "decay", "counter"),
            # verify46a F3 (the sandbox's child reads a dict's statistics), F8 (its clone of a layer holding np)
            "TorchSwappedDict": ("pytorch", True, (), "momentum", "none", "dict"),
-           "TorchSwappedXp": ("pytorch", True, ("rm", "rv"), "momentum", "none", None, True)}
+           "TorchSwappedXp": ("pytorch", True, ("rm", "rv"), "momentum", "none", None, True),
+           "TorchRightNoCopy": ("pytorch", False, ("rm", "rv"), "momentum", "none", None, False, True)}
 TEST = "import pytest\nimport manualprop as mp\n" + "".join(f'''
 
 @pytest.mark.points(3)
@@ -213,7 +219,7 @@ def test_{name.lower()}(student, grade, rng):
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
     """The three classes graded in one sandboxed submission: ``{class name: its row}``."""
-    src = "\n\n".join(source(*args[:5], cls=name, **dict(zip(("store", "xp"), args[5:]))) for name, args in CLASSES.items())
+    src = "\n\n".join(source(*args[:5], cls=name, **dict(zip(("store", "xp", "nocopy"), args[5:]))) for name, args in CLASSES.items())
     r, data = _grade(tmp_path_factory.mktemp("roles46"), {"layers.py": src}, TEST)
     assert r.status == "graded" and len(data["tests"]) == len(CLASSES), data
     return {n: t for n in CLASSES for t in data["tests"] if t["name"].startswith(f"{n}:")}
@@ -226,6 +232,9 @@ def test_grade_scores_by_what_the_statistics_do(graded, name):
     assert t["score"] == (0.0 if swapped else 3.0), t["output"]  # before: 3.0, 0.0 (rho unread), 3.0, 3.0, 3.0
     if swapped:
         assert "the momentum looks swapped" in " ".join(t["output"].split()), t["output"]
+    elif name.endswith("NoCopy"):  # (its statistics not looked for by their update: not "All checked")
+        assert t["output"].startswith("Checked (not the running statistics, below): ") and (
+            "not looked for by their update" in t["output"]), t["output"]
 
 
 def test_without_a_reference_the_pass_says_renamed_statistics_were_not_checked(tmp_path):
@@ -300,9 +309,7 @@ def test_a_layer_deepcopy_refuses_is_probed_on_a_copy_sharing_what_cannot_be_cop
 def test_a_layer_no_copy_can_be_made_of_says_its_statistics_were_not_looked_for():
     from gradcheck._running_stats import find_roles
 
-    text = source("pytorch", True, names=("rm", "rv")).replace(
-        "    def forward(", "    def __copy__(self):\n        raise TypeError('no copies')\n\n"
-        "    def __deepcopy__(self, memo):\n        raise TypeError('no copies')\n\n    def forward(", 1)
+    text = source("pytorch", True, names=("rm", "rv"), nocopy=True)
     roles = find_roles(build(text), mp.BatchNorm1D(4), "BN", X.shape, 0)
     assert roles.own == {} and any("not looked for by their update" in n and "no copies" in n for n in roles.notes), roles
     v = layer_gradients(build(text), X, mp.BatchNorm1D(4), training=True, seed=1)
