@@ -309,3 +309,55 @@ def test_a_timer_fires_in_the_sandbox_whatever_signals_the_grader_blocks(tmp_pat
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
     assert err.reason == "exception", err.reason
     _says_the_handler_raised(str(err))
+
+
+# timer47: a signal that came after the reply was sent, while the child's signals were still sealed (the few
+# milliseconds before its wait), had its handler run by the wait's _unseal, which dropped the handler's exception: the
+# child lived on and the grading went on (full marks for the submission whose timer landed 1 ms earlier). Made certain
+# here without a timer: the submission's stderr.flush, which the child calls just before it sends the reply, blocks
+# SIGALRM and raises it, so it is pending when the reply has gone.
+PENDING_AT_REPLY = HANDLER.replace("\nAffine.forward = _timed\n", '''
+
+class _Flush:
+    def __init__(self, stream):
+        self.stream, self.armed = stream, False
+
+    def write(self, text):
+        return self.stream.write(text)
+
+    def flush(self):
+        if self.armed:
+            self.armed = False
+            signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGALRM])
+            signal.raise_signal(signal.SIGALRM)
+        return self.stream.flush()
+
+
+def _pending(self, X, training=False):
+    import sys
+    sys.stderr = sys.stderr if isinstance(sys.stderr, _Flush) else _Flush(sys.stderr)
+    sys.stderr.armed = True
+    return _forward(self, X, training)
+
+
+Affine.forward = _pending
+''')
+
+
+def test_a_signal_pending_when_the_reply_is_sent_is_named_as_the_wait_s(tmp_path):
+    """Under the staff policy (no_forward_in_backward, as graded): the handler runs as the child starts to wait; the
+    next call says it ended the child while it waited, as a handler whose signal came during the wait."""
+    import numpy as np
+
+    from gradcheck.sandbox import Sandbox, SandboxError
+
+    assert PENDING_AT_REPLY.count("Affine.forward = _pending") == 1
+    (tmp_path / "layers.py").write_text(PENDING_AT_REPLY)
+    with Sandbox(files={"layers.py": str(tmp_path / "layers.py")}, timeout=20, hostile=True) as sb:
+        sb.import_file("layers.py")
+        layer = sb.load_layer("layers.py", "Affine", {"n_in": 4, "n_out": 3}, no_forward_in_backward=True)
+        assert layer.forward(np.ones((2, 4))).shape == (2, 3)
+        with pytest.raises(SandboxError) as err:
+            layer.forward(np.ones((2, 4)))
+    assert err.value.reason == "exception", (err.value.reason, str(err.value))
+    _says_the_handler_raised(str(err.value))
