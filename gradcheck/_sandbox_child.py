@@ -1854,7 +1854,7 @@ class Child:
         while True:
             got = []
             if self.policy:  # between two requests, counted too (redteam33 S2, S4): said by the next counted reply
-                self.carry = _calls_sum(self.carry, self.window(self.receive, read, got))
+                self.carry = _calls_sum(self.carry, self.window(self.receive, read, got, waiting=True))
             else:
                 self.receive(read, got)
             if got[0] is None:
@@ -1883,6 +1883,10 @@ class Child:
         """:meth:`receive`'s request read and decoded."""
         try:
             WAITING[0] = True  # (os._exit in a handler now: said by _exit_said)
+            # the handlers of signals that came since the last reply was sealed run here, as those that come during the
+            # read: a handler's exception or os._exit ends the child, said, wherever in the wait the signal landed (it
+            # was dropped by _unseal when it came in the few milliseconds before the read: timer47)
+            _SIG[0](signal.SIG_SETMASK, _SIG[1])
             header, payload = read_frame(read)
         except EOFError:
             return None
@@ -1975,13 +1979,15 @@ class Child:
         self.collected += 1  # the young generation: all the request made (no automatic run moved any older); a full
         _GC[0](0 if self.collected % 32 else 2)  # run now and then (~10 ms), for what an earlier request left alive
 
-    def window(self, fn, *args):
+    def window(self, fn, *args, waiting=False):
         """``n``: the calls of forward (of :attr:`known_codes`, by :func:`forward_keys`; every call, as no step
         between counted steps calls forward) made while ``fn(*args)`` ran, outside the counted steps inside it
         (:func:`counting_calls` pauses this profiler); -1 when the profiler was removed or cleared (as there). The
         collector's automatic runs are switched off first; what the child put aside (:data:`_LATER`) is freed under
         this profiler, and this profiler with its record is put aside in turn: after the seal nothing is freed that
-        could run the submission's code (its finalizers), nor is anything of it hashed (:func:`code_key`)."""
+        could run the submission's code (its finalizers), nor is anything of it hashed (:func:`code_key`). ``waiting``
+        (the wait for a request, :meth:`receive`): the signals stay sealed until :meth:`request` itself unseals them
+        while the child waits, where a handler that raises or calls ``os._exit`` ends the child, said."""
         profiler, getprofile = _COUNTER
         gap = profiler(builtins=False)
         _GC[1]()
@@ -1989,7 +1995,8 @@ class Child:
         gap.enable()
         try:
             _counter_mark()
-            _unseal()
+            if not waiting:
+                _unseal()
             _dropped()
             fn(*args)
         finally:

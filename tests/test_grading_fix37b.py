@@ -14,10 +14,10 @@ import sys
 import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
-from test_grading_fixg36 import HANDLER, next_call_error, waiting_test  # noqa: E402
+from test_grading_fixg36 import AFTER_THE_WAIT, HANDLER, next_call_error, waiting_test  # noqa: E402
 from test_grading_keys_s35 import _grade, shown  # noqa: E402
 
-#: fixg36's layer whose forward arms a 50 ms timer, its handler calling os._exit(3) instead of raising
+#: fixg36's layer whose forward arms a 0.2 s timer, its handler calling os._exit(3) instead of raising
 EXITING = HANDLER.replace('''def _boom(signum, frame):
     raise ValueError("raised in the handler")''', '''def _boom(signum, frame):
     import os
@@ -32,8 +32,6 @@ def _says_the_handler_exited(text: str) -> None:
             in text), text
 
 
-@pytest.mark.fresh_grading_child  # the zygote-forked child missed the timer in CIs of sessions 43 and 44, also
-# with the sandbox child's signal mask cleared (aabf7d66): the cause is elsewhere
 def test_a_signal_handler_calling_os_exit_while_the_child_waits_is_named(tmp_path):
     """Graded: the row said "ended the sandbox process with exit code 3 ... Does the code call sys.exit, exit() or
     os._exit?"; now it names the call, its line and the signal whose handler made it."""
@@ -41,6 +39,7 @@ def test_a_signal_handler_calling_os_exit_while_the_child_waits_is_named(tmp_pat
     r, data = _grade(tmp_path, {"layers.py": EXITING}, waiting_test(tmp_path))
     (t,) = data["tests"]
     assert (r.status, t["score"]) == ("graded", 0.0), t["output"]
+    assert AFTER_THE_WAIT in shown(t["output"]), t["output"]
     _says_the_handler_exited(shown(t["output"]))
 
 
@@ -63,7 +62,8 @@ def test_os_exit_inside_a_call_is_still_the_call_s_exit(tmp_path):
 
     from gradcheck.sandbox import Sandbox, SandboxError
 
-    (tmp_path / "layers.py").write_text(EXITING.replace("signal.setitimer(signal.ITIMER_REAL, 0.05)",
+    assert EXITING.count("signal.setitimer(signal.ITIMER_REAL, 0.2)") == 1
+    (tmp_path / "layers.py").write_text(EXITING.replace("signal.setitimer(signal.ITIMER_REAL, 0.2)",
                                                         "import os; os._exit(3)"))
     with Sandbox(files={"layers.py": str(tmp_path / "layers.py")}, timeout=20, hostile=True,
                  isolation="process") as sb:

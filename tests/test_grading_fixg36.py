@@ -205,7 +205,8 @@ def test_bare_urls_of_a_submission_link_nowhere_and_read_as_written(tmp_path):
     assert "http\\://e\\.vil/x" in raising, raising  # dot before a letter, for markdown-it's linkify of bare domains)
 
 
-# The plain layer whose forward arms a 50 ms timer; the timer's handler raises, by then while the child waits.
+# The plain layer whose forward arms a 0.2 s timer; the timer's handler raises, by then while the child waits (the
+# tests wait 0.5 s after a forward; 0.2 s leaves the child time to reply and reach its wait on a loaded machine).
 HANDLER = PLAIN + """
 import signal
 
@@ -219,7 +220,7 @@ _forward = Affine.forward
 
 
 def _timed(self, X, training=False):
-    signal.setitimer(signal.ITIMER_REAL, 0.05)
+    signal.setitimer(signal.ITIMER_REAL, 0.2)
     return _forward(self, X, training)
 
 
@@ -235,29 +236,38 @@ def _says_the_handler_raised(text: str) -> None:
 
 
 def waiting_test(tmp_path):
-    """The staff test of :func:`_plain_test`, waiting 0.5 s after the layer is loaded (its probe's forward arms the
-    50 ms timer) before it grades: the handler fires while the child waits, whatever the machine's speed (the grading
-    zygote made the requests fast enough to end before the timer, at times: suitetime43)."""
+    """The staff test of :func:`_plain_test` calling the loaded layer's forward once (which arms the timer in the
+    sandbox child), then waiting 0.5 s before it grades: the handler fires while the child waits, so the grading's
+    first request after the wait (:data:`AFTER_THE_WAIT`) finds the child ended. Before (timer47), the test waited
+    after ``student.layer`` alone, which runs no forward (the layer's probe runs with the grading's own input, after
+    the wait): the timer was armed only by the grading's forwards, and fired only if the grader took longer than it
+    between two of them, so a fast grading (the zygote's, or a quiet machine's) ended first, 3/3 for 0/3."""
     text = _plain_test(tmp_path)
     old = '    grade.layer_gradients(layer,'
     assert text.count(old) == 1
-    return text.replace(old, '    __import__("time").sleep(0.5)  # the child waits: the timer fires\n' + old)
+    return text.replace(old, '    assert layer.forward(np.ones((5, 4))).shape == (5, 3)  # in the child: arms the timer\n'
+                             '    __import__("time").sleep(0.5)  # the child waits: the timer fires\n' + old)
 
 
-@pytest.mark.fresh_grading_child  # the zygote-forked child missed the timer in CIs of sessions 43 and 44, also
-# with the sandbox child's signal mask cleared (aabf7d66): the cause is elsewhere
+#: The grading's first request after :func:`waiting_test`'s wait (the layer built again with the test's input as its
+#: probe): the one that finds the child ended, as the timer fired during the wait, not in a later gap of the grading
+AFTER_THE_WAIT = ("importing layers.py and building layers.py::Affine(n_in=4, n_out=3): the sandbox process ended while "
+                  "it waited for this request")
+
+
 def test_a_signal_handler_raising_while_the_child_waits_is_named(tmp_path):
     """Graded: the next request's shared memory could not be sent (a broken pipe), which the grader blamed on file
     descriptors; now the test's output names the exception, where it was raised and the signal."""
     r, data = _grade(tmp_path, {"layers.py": HANDLER}, waiting_test(tmp_path))
     (t,) = data["tests"]
     assert (r.status, t["score"]) == ("graded", 0.0), t["output"]
+    assert AFTER_THE_WAIT in shown(t["output"]), t["output"]
     _says_the_handler_raised(shown(t["output"]))
 
 
 def next_call_error(tmp_path, source: str, isolation: str = "process"):
     """The SandboxError of the second forward of ``source``'s Affine, sandboxed: the first returns, then the child
-    waits 0.5 s for the next request (a 50 ms timer of the first forward's fires meanwhile)."""
+    waits 0.5 s for the next request (a 0.2 s timer of the first forward's fires meanwhile)."""
     import numpy as np
 
     from gradcheck.sandbox import Sandbox, SandboxError
@@ -268,7 +278,7 @@ def next_call_error(tmp_path, source: str, isolation: str = "process"):
         sb.import_file("layers.py")
         layer = sb.load_layer("layers.py", "Affine", {"n_in": 4, "n_out": 3})
         assert layer.forward(np.ones((2, 4))).shape == (2, 3)
-        time.sleep(0.5)  # the timer fires (50 ms) while the child waits for the next request
+        time.sleep(0.5)  # the timer fires (0.2 s) while the child waits for the next request
         with pytest.raises(SandboxError) as err:
             layer.forward(np.ones((2, 4)))
     return err.value
@@ -299,3 +309,55 @@ def test_a_timer_fires_in_the_sandbox_whatever_signals_the_grader_blocks(tmp_pat
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
     assert err.reason == "exception", err.reason
     _says_the_handler_raised(str(err))
+
+
+# timer47: a signal that came after the reply was sent, while the child's signals were still sealed (the few
+# milliseconds before its wait), had its handler run by the wait's _unseal, which dropped the handler's exception: the
+# child lived on and the grading went on (full marks for the submission whose timer landed 1 ms earlier). Made certain
+# here without a timer: the submission's stderr.flush, which the child calls just before it sends the reply, blocks
+# SIGALRM and raises it, so it is pending when the reply has gone.
+PENDING_AT_REPLY = HANDLER.replace("\nAffine.forward = _timed\n", '''
+
+class _Flush:
+    def __init__(self, stream):
+        self.stream, self.armed = stream, False
+
+    def write(self, text):
+        return self.stream.write(text)
+
+    def flush(self):
+        if self.armed:
+            self.armed = False
+            signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGALRM])
+            signal.raise_signal(signal.SIGALRM)
+        return self.stream.flush()
+
+
+def _pending(self, X, training=False):
+    import sys
+    sys.stderr = sys.stderr if isinstance(sys.stderr, _Flush) else _Flush(sys.stderr)
+    sys.stderr.armed = True
+    return _forward(self, X, training)
+
+
+Affine.forward = _pending
+''')
+
+
+def test_a_signal_pending_when_the_reply_is_sent_is_named_as_the_wait_s(tmp_path):
+    """Under the staff policy (no_forward_in_backward, as graded): the handler runs as the child starts to wait; the
+    next call says it ended the child while it waited, as a handler whose signal came during the wait."""
+    import numpy as np
+
+    from gradcheck.sandbox import Sandbox, SandboxError
+
+    assert PENDING_AT_REPLY.count("Affine.forward = _pending") == 1
+    (tmp_path / "layers.py").write_text(PENDING_AT_REPLY)
+    with Sandbox(files={"layers.py": str(tmp_path / "layers.py")}, timeout=20, hostile=True) as sb:
+        sb.import_file("layers.py")
+        layer = sb.load_layer("layers.py", "Affine", {"n_in": 4, "n_out": 3}, no_forward_in_backward=True)
+        assert layer.forward(np.ones((2, 4))).shape == (2, 3)
+        with pytest.raises(SandboxError) as err:
+            layer.forward(np.ones((2, 4)))
+    assert err.value.reason == "exception", (err.value.reason, str(err.value))
+    _says_the_handler_raised(str(err.value))
