@@ -8400,21 +8400,28 @@ def at_drawn_params(layer: Any, diag: Diagnosis, check: Any, seed: int, only: bo
     return d
 
 
-def _again_at(run: Any, keep_pass: bool = False) -> tuple[bool, Diagnosis | None]:
-    """The one "check again at another point" step (:func:`at_drawn_params`: drawn parameters; :func:`at_other_args`:
-    other constructor arguments;
-    :func:`at_straddled_inputs`: inputs around forward's constants): ``(ran, d)``, ``d`` the diagnosis ``run()``
-    gave when it FAILS with the gradients compared (its verdict wins over the first point's PASS), else None
-    (passed, or stopped before comparing, or non-finite there); ``keep_pass``: a passing ``d`` too (the first point
-    was no check: weights without gradients all zero); ``ran`` False when ``run`` raised (the layer cannot be checked
-    there: the first point's verdict stands, and no header claims the second)."""
+def _stopped(d: Diagnosis) -> bool:
+    """Whether diagnosis ``d`` stopped before comparing the gradients (no result, a stopping error) or met a NaN or
+    inf: no verdict at that point (:func:`_again_at`)."""
+    return d.result is None or d.error is not None or "non-finite" in d.codes
+
+
+def _again_at(run: Any, keep_pass: bool = False, stopped: Any = _stopped) -> tuple[bool, Any]:
+    """The one "check again at another point" step, of layers (:func:`at_drawn_params`: drawn parameters;
+    :func:`at_straddled_inputs`: inputs around forward's constants; :func:`at_other_batch`: axes of one size grown)
+    and losses (``gradcheck check``'s ``_loss_again``: predictions around forward's bounds, targets at its
+    constants, another batch): ``(ran, d)``, ``d`` the outcome ``run()`` gave (a diagnosis, or a loss's
+    :class:`CheckResult`) when it FAILS with the gradients compared (its verdict wins over the first point's PASS),
+    else None (passed, or ``stopped(d)``: :func:`_stopped`); ``keep_pass``: a passing ``d`` too (the first point was
+    no check: weights without gradients all zero; or the caller reads the pass); ``ran`` False when ``run`` raised
+    (the code cannot be checked there: the first point's verdict stands, and no header claims the second)."""
     try:
         d = run()
-    except Exception as e:  # noqa: BLE001 - a layer that cannot be checked there: at the first point only
+    except Exception as e:  # noqa: BLE001 - code that cannot be checked there: at the first point only
         if _own_fault(e):
             raise  # gradcheck's own fault must not leave the first point's PASS standing (newuser38 F1's template)
         return False, None
-    if (d.passed and not keep_pass) or d.result is None or d.error is not None or "non-finite" in d.codes:
+    if (d.passed and not keep_pass) or stopped(d):
         return True, None
     return True, d
 
