@@ -8414,16 +8414,30 @@ def _again_at(run: Any, keep_pass: bool = False, stopped: Any = _stopped) -> tup
     :class:`CheckResult`) when it FAILS with the gradients compared (its verdict wins over the first point's PASS),
     else None (passed, or ``stopped(d)``: :func:`_stopped`); ``keep_pass``: a passing ``d`` too (the first point was
     no check: weights without gradients all zero; or the caller reads the pass); ``ran`` False when ``run`` raised
-    (the code cannot be checked there: the first point's verdict stands, and no header claims the second)."""
+    (the code cannot be checked there) or gave no verdict (:func:`_no_verdict`): the first point's verdict stands,
+    and no header claims the second."""
     try:
         d = run()
     except Exception as e:  # noqa: BLE001 - code that cannot be checked there: at the first point only
         if _own_fault(e):
             raise  # gradcheck's own fault must not leave the first point's PASS standing (newuser38 F1's template)
         return False, None
+    if _no_verdict(d):  # no claim of the second point, as of one that cannot be checked (merge47)
+        return False, None
     if (d.passed and not keep_pass) or stopped(d):
         return True, None
     return True, d
+
+
+def _no_verdict(d: Any) -> bool:
+    """Whether outcome ``d`` (a diagnosis or a loss's :class:`CheckResult`) gives no verdict: a gradient NOT CHECKED
+    (an atol passing any gradient of its size) and none failing, no error finding, in any mode. Read as a FAIL at
+    another point it turned a PASS into "passes at the drawn input but FAILS there" with nothing failing (merge47:
+    ``--atol 5e-3`` of a right ``X / N`` at (5, 5), NOT CHECKED at a batch of 6; a loss's alike)."""
+    every = [d, *d.other_modes]
+    res = [x if isinstance(x, CheckResult) else x.result for x in every]
+    return any(r is not None and r.unchecked for r in res) and not any(
+        getattr(x, "codes", None) or (r is not None and r.failing_tensors) for x, r in zip(every, res))
 
 
 def _own_fault(e: BaseException) -> bool:
