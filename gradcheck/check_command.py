@@ -2839,11 +2839,10 @@ def _loss_again(args, loss, data, more, eps=None, keep_pass=True):
     """``(ran, result)``: :func:`gradcheck.check.check_loss` of ``loss`` at ``data = (y_true, y_pred)`` with the
     check's options and its ``more = (twin, reference, name)`` (``eps``: another step than --eps), through the one
     "check again at another point" step a layer's diagnosis takes too (:func:`gradcheck.diagnose._again_at`):
-    ``ran`` False when the loss cannot be checked there (the first point's verdict stands); ``result`` None when it
-    passed there (``keep_pass`` False) or compared no gradient."""
+    ``ran`` False when the loss cannot be checked there or gives no verdict (the first point's verdict stands);
+    ``result`` None when it passed there (``keep_pass`` False)."""
     return _again_at(lambda: check_loss(loss, *data, twin=more[0], seed=args.seed, rtol=args.rtol, atol=args.atol,
-                                        eps=args.eps if eps is None else eps, name=more[2], reference=more[1]),
-                     keep_pass, lambda r: not r.compared)
+                                        eps=args.eps if eps is None else eps, name=more[2], reference=more[1]), keep_pass)
 
 
 def _fails_again(line, res2, data, data2, what):
