@@ -8431,9 +8431,9 @@ def _again_at(run: Any, keep_pass: bool = False) -> tuple[bool, Any]:
 
 def _no_verdict(d: Any) -> bool:
     """Whether outcome ``d`` (a diagnosis or a loss's :class:`CheckResult`) gives no verdict: a gradient NOT CHECKED
-    (an atol passing any gradient of its size) or none compared, and none failing, no error finding, in any mode. Read as a FAIL at
-    another point it turned a PASS into "passes at the drawn input but FAILS there" with nothing failing (merge47:
-    ``--atol 5e-3`` of a right ``X / N`` at (5, 5), NOT CHECKED at a batch of 6; a loss's alike)."""
+    (an atol passing any gradient of its size) or none compared, and none failing, no error finding, in any mode.
+    Read as a FAIL at another point it turned a PASS into "passes at the drawn input but FAILS there" with nothing
+    failing (merge47: ``--atol 5e-3`` of a right ``X / N`` at (5, 5), NOT CHECKED at a batch of 6; a loss's alike)."""
     every = [d, *d.other_modes]
     res = [x if isinstance(x, CheckResult) else x.result for x in every]
     return any(r is not None and (r.unchecked or not r.compared) for r in res) and not any(
