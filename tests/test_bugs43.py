@@ -21,6 +21,7 @@ import re
 
 import pytest
 from test_cli import check_source
+from test_cli_loss_mode_s25 import MSE
 
 import gradcheck
 
@@ -302,17 +303,7 @@ class Avg:
 
     def backward(self, dY):
         return dY / self.n
-""", "Avg", ("--mode", "full", "--atol", "5e-3")), "loss": ("""
-import numpy as np
-
-class MSE:
-    def forward(self, y_true, y_pred):
-        self.d = y_pred - y_true
-        return float(np.mean(self.d ** 2))
-
-    def backward(self):
-        return 2 * self.d / self.d.size
-""", "MSE", ("--loss", "--atol", "2.4e-3"))}
+""", "Avg", ("--mode", "full", "--atol", "5e-3")), "loss": (MSE, "MSE", ("--loss", "--atol", "2.4e-3"))}
 
 
 @pytest.mark.parametrize("kind", sorted(SCALED))
