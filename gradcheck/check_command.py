@@ -48,6 +48,7 @@ from .diagnose import (
     RANDOM_REFERENCE,
     RANDOM_TWIN,
     Finding,
+    _again_at,
     _find,
     _grown_shape,
     _precision,
@@ -2754,7 +2755,7 @@ def _targets_kind(args, loss, data, more, g: str) -> Finding | None:
             np.shape(y_true) != np.shape(y_pred) or np.shape(y_pred)[-1] < 2:
         return None
     for kind in ("onehot", "probs"):  # rows summing to 1: one-hot, and probabilities (a loss meant for real targets
-        again = _loss_again(args, loss, (loss_data(kind, "real", np.shape(y_pred), args.seed)[0], y_pred), more)
+        again = _loss_again(args, loss, (loss_data(kind, "real", np.shape(y_pred), args.seed)[0], y_pred), more)[1]
         if again is None or not again.passed:  # whose bug hides at 0/1 targets alone is not sent to them)
             return None
     return Finding("targets-kind", (
@@ -2822,7 +2823,7 @@ def _squeezed_loss_line(args, loss, data, init, more) -> str | None:
     without its 1/N) is told beside the shape: the line, or None when forward gave no such array or the check of the
     one element raises. ``data``: ``(y_true, y_pred)``; ``more``: ``(twin, reference, class name)``."""
     cname, one = more[2], _SqueezedLoss(loss)
-    if (res := _loss_again(args, one, data, more)) is None or one.squeezed is None:
+    if (res := _loss_again(args, one, data, more)[1]) is None or one.squeezed is None:
         return None  # another wrong result after the shape: the shape's FAIL says enough
     g, was = loss_gradient_name(loss), f"with L read as its one element (L.reshape(()) of the {one.squeezed} array)"
     if res.passed:
@@ -2834,22 +2835,21 @@ def _squeezed_loss_line(args, loss, data, init, more) -> str | None:
             f"{', '.join(t for t in res.failing_tensors if t != 'L') or g}{what}.")
 
 
-def _loss_again(args, loss, data, more, eps=None):
-    """:func:`gradcheck.check.check_loss` of ``loss`` at ``data = (y_true, y_pred)`` with the check's options and its
-    ``more = (twin, reference, name)`` (``eps``: another step than --eps); None when the loss cannot be checked
-    there (the first point's verdict stands)."""
-    try:
-        return check_loss(loss, *data, twin=more[0], seed=args.seed, rtol=args.rtol, atol=args.atol,
-                          eps=args.eps if eps is None else eps, name=more[2], reference=more[1])
-    except Exception:  # noqa: BLE001 - student code that cannot run there
-        return None
+def _loss_again(args, loss, data, more, eps=None, keep_pass=True):
+    """``(ran, result)``: :func:`gradcheck.check.check_loss` of ``loss`` at ``data = (y_true, y_pred)`` with the
+    check's options and its ``more = (twin, reference, name)`` (``eps``: another step than --eps), through the one
+    "check again at another point" step a layer's diagnosis takes too (:func:`gradcheck.diagnose._again_at`):
+    ``ran`` False when the loss cannot be checked there or gives no verdict (the first point's verdict stands);
+    ``result`` None when it passed there (``keep_pass`` False)."""
+    return _again_at(lambda: check_loss(loss, *data, twin=more[0], seed=args.seed, rtol=args.rtol, atol=args.atol,
+                                        eps=args.eps if eps is None else eps, name=more[2], reference=more[1]), keep_pass)
 
 
 def _fails_again(line, res2, data, data2, what):
-    """``(line, result, data)`` of a loss checked again at ``data2`` (:func:`_loss_again`'s ``res2``): ``res2`` and
-    ``data2`` when it fails there, its line saying the table and diagnosis are at those ``what``; else None and the
-    drawn ``data``."""
-    if res2.passed or "numerical" not in res2.gradients or "manual" not in res2.gradients:
+    """``(line, result, data)`` of a loss checked again at ``data2`` (:func:`_loss_again`'s result, None when it did
+    not fail there): ``res2`` and ``data2`` when it fails there, its line saying the table and diagnosis are at those
+    ``what``; else None and the drawn ``data``."""
+    if res2 is None:
         return line, None, data
     return line + ("; the loss passes at the drawn data but FAILS there: the table and diagnosis below are at "
                    f"those {what}"), res2, data2
@@ -2871,14 +2871,15 @@ def _loss_other_batch(args, loss, data, more):
         y_true2, y_pred2, _ = loss_data(args.targets or "real", args.pred or "real", shape, args.seed, low_dtype(args))
     except Exception:  # noqa: BLE001 - kinds that do not fit the other shape: no claim
         return None
-    if (res2 := _loss_again(args, loss, (y_true2, y_pred2.astype(y_pred.dtype)), more)) is None:
+    data2 = (y_true2, y_pred2.astype(y_pred.dtype))
+    if not (again := _loss_again(args, loss, data2, more, keep_pass=False))[0]:
         return None
     name = loss_arg_names(loss)[0]
     line = (f"the batch size {n} equals the last axis of {name}, so a backward dividing by the one for the other "
             f"passes there: also checked at a batch of {n + 1}" if n == y_pred.shape[-1] else
             f"{name} of shape {y_pred.shape} has two axes of one size, so a backward dividing by the one for the "
             f"other passes there: also checked at shape {shape}")
-    return _fails_again(line, res2, data, (y_true2, y_pred2.astype(y_pred.dtype)), "data")
+    return _fails_again(line, again[1], data, data2, "data")
 
 
 def _loss_straddled(args, loss, data, more):
@@ -2895,7 +2896,7 @@ def _loss_straddled(args, loss, data, more):
     if not consts:
         return None
     y2 = _bounded_straddle(base, x, consts, (0.0, 1.0) if kind == "unit" else (-np.inf, np.inf))
-    if (res2 := _loss_again(args, loss, (y_true, y2), more)) is None:
+    if not (again := _loss_again(args, loss, (y_true, y2), more, keep_pass=False))[0]:
         return None
     pred, target = loss_arg_names(loss)
     what = f"{pred} - {target}" if base is y_true else pred
@@ -2903,7 +2904,7 @@ def _loss_straddled(args, loss, data, more):
     line = (f"forward compares {what} with {cs}, beyond the drawn data ({float(np.min(x)):.2g} to "
             f"{float(np.max(x)):.2g}): also checked at {pred}" + (f" with {what}" if base is y_true else "")
             + f" around {cs} (entries on both sides)")
-    return _fails_again(line, res2, data, (y_true, y2), "predictions")
+    return _fails_again(line, again[1], data, (y_true, y2), "predictions")
 
 
 def _loss_at_target_constants(args, loss, data, more):
@@ -2921,9 +2922,9 @@ def _loss_at_target_constants(args, loss, data, more):
     if plan is None:
         return None
     line, _, y2 = plan
-    if (res2 := _loss_again(args, loss, (y2, y_pred), more)) is None:  # a loss that cannot take those targets
+    if not (again := _loss_again(args, loss, (y2, y_pred), more, keep_pass=False))[0]:  # cannot take those targets
         return None
-    return _fails_again(line, res2, data, (y2, y_pred), "targets")
+    return _fails_again(line, again[1], data, (y2, y_pred), "targets")
 
 
 def _target_plan(info, y_true, target):
@@ -3056,11 +3057,12 @@ def _loss_clipped_edge(args, loss, data, more):
     y2, y3 = yp.astype(np.float64), yp.astype(np.float64)
     y2.reshape(-1)[at] = inner[np.arange(at.size) % len(consts)]
     y3.reshape(-1)[at] = np.asarray(consts)[np.arange(at.size) % len(consts)]
-    if (res2 := _loss_again(args, loss, (y_true, y2), more, eps)) is None:
+    ran, res2 = _loss_again(args, loss, (y_true, y2), more, eps, keep_pass=False)
+    if not ran:
         return None
     try:
         gname = loss_gradient_name(loss)
-        g2 = res2.gradients.get("manual", {}).get(gname)
+        g2 = None if res2 is None else res2.gradients.get("manual", {}).get(gname)
         loss.forward(np.array(y_true, copy=True), y3.copy())
         g3 = np.asarray(loss.backward(), dtype=np.float64)
     except Exception:  # noqa: BLE001 - a loss that cannot be checked there: the first point's verdict stands
@@ -3069,7 +3071,7 @@ def _loss_clipped_edge(args, loss, data, more):
     cs, ins = " and ".join(f"{c:.10g}" for c in consts), " and ".join(f"{v:.10g}" for v in inner)
     line = (f"forward clips {pred} at {cs}, which the drawn {pred} never reach: also checked with every third entry "
             f"of {pred} at {ins}, inside the clip, at a step of {eps:.2g} that stays there")
-    if res2.passed or gname not in res2.gradients.get("numerical", {}) or g2 is None:
+    if res2 is None or gname not in res2.gradients.get("numerical", {}) or g2 is None:
         return line, None, data
     g2, num = np.asarray(g2), np.asarray(res2.gradients["numerical"][gname])
     inside = np.zeros(yp.size, dtype=bool)
@@ -3164,7 +3166,7 @@ def _loss_eps_reading(args, label: str, res, data, twin, reference):
     consts, places, by_method = own_eps(path, label.rpartition("::")[2], consts, places)
     try:
         with load(texts) as edited:
-            if (free := _loss_again(args, edited, data, (twin, reference, label.rpartition("::")[2]))) is None:
+            if (free := _loss_again(args, edited, data, (twin, reference, label.rpartition("::")[2]))[1]) is None:
                 return res, "", None, None
             finding = copy_finding(res, free, edited, data, consts)
     except Exception:  # noqa: BLE001 - the copy is a probe: if it cannot run, the check stays as it is

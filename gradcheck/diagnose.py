@@ -8400,23 +8400,44 @@ def at_drawn_params(layer: Any, diag: Diagnosis, check: Any, seed: int, only: bo
     return d
 
 
-def _again_at(run: Any, keep_pass: bool = False) -> tuple[bool, Diagnosis | None]:
-    """The one "check again at another point" step (:func:`at_drawn_params`: drawn parameters; :func:`at_other_args`:
-    other constructor arguments;
-    :func:`at_straddled_inputs`: inputs around forward's constants): ``(ran, d)``, ``d`` the diagnosis ``run()``
-    gave when it FAILS with the gradients compared (its verdict wins over the first point's PASS), else None
-    (passed, or stopped before comparing, or non-finite there); ``keep_pass``: a passing ``d`` too (the first point
-    was no check: weights without gradients all zero); ``ran`` False when ``run`` raised (the layer cannot be checked
-    there: the first point's verdict stands, and no header claims the second)."""
+def _stopped(d: Any) -> bool:
+    """Whether ``d``, a diagnosis, stopped before comparing the gradients (no result, a stopping error) or met a NaN
+    or inf (:func:`_again_at`); a loss's :class:`CheckResult` never (check_loss raises there)."""
+    return not isinstance(d, CheckResult) and (d.result is None or d.error is not None or "non-finite" in d.codes)
+
+
+def _again_at(run: Any, keep_pass: bool = False) -> tuple[bool, Any]:
+    """The one "check again at another point" step, of layers (:func:`at_drawn_params`: drawn parameters;
+    :func:`at_straddled_inputs`: inputs around forward's constants; :func:`at_other_batch`: axes of one size grown)
+    and losses (``gradcheck check``'s ``_loss_again``: predictions around forward's bounds, targets at its
+    constants, another batch): ``(ran, d)``, ``d`` the outcome ``run()`` gave (a diagnosis, or a loss's
+    :class:`CheckResult`) when it FAILS with the gradients compared (its verdict wins over the first point's PASS),
+    else None (passed, or stopped there: :func:`_stopped`); ``keep_pass``: a passing ``d`` too (the first point was
+    no check: weights without gradients all zero; or the caller reads the pass); ``ran`` False when ``run`` raised
+    (the code cannot be checked there) or gave no verdict (:func:`_no_verdict`): the first point's verdict stands,
+    and no header claims the second."""
     try:
         d = run()
-    except Exception as e:  # noqa: BLE001 - a layer that cannot be checked there: at the first point only
+    except Exception as e:  # noqa: BLE001 - code that cannot be checked there: at the first point only
         if _own_fault(e):
             raise  # gradcheck's own fault must not leave the first point's PASS standing (newuser38 F1's template)
         return False, None
-    if (d.passed and not keep_pass) or d.result is None or d.error is not None or "non-finite" in d.codes:
+    if _no_verdict(d):  # no claim of the second point, as of one that cannot be checked (merge47)
+        return False, None
+    if (d.passed and not keep_pass) or _stopped(d):
         return True, None
     return True, d
+
+
+def _no_verdict(d: Any) -> bool:
+    """Whether outcome ``d`` (a diagnosis or a loss's :class:`CheckResult`) gives no verdict: a gradient NOT CHECKED
+    (an atol passing any gradient of its size) or none compared, and none failing, no error finding, in any mode.
+    Read as a FAIL at another point it turned a PASS into "passes at the drawn input but FAILS there" with nothing
+    failing (merge47: ``--atol 5e-3`` of a right ``X / N`` at (5, 5), NOT CHECKED at a batch of 6; a loss's alike)."""
+    every = [d, *d.other_modes]
+    res = [x if isinstance(x, CheckResult) else x.result for x in every]
+    return any(r is not None and (r.unchecked or not r.compared) for r in res) and not any(
+        getattr(x, "codes", None) or (r is not None and r.failing_tensors) for x, r in zip(every, res))
 
 
 def _own_fault(e: BaseException) -> bool:
