@@ -34,6 +34,7 @@ from .compare import (
     part_swamped,
     relative_error,
     richardson,
+    sides_disagree,
     sides_agree_at,
     smooth_mask,
     step_covered,
@@ -1097,8 +1098,10 @@ def _versus_scan(analytic: dict[str, np.ndarray], sc, rtol, atol, mask=None, how
             covered = {src: step_covered(g, sc.grad, half.grad, quarter.grad) for src, g in analytic.items()}
     before, finer, loose = sc.grad, np.zeros(np.shape(sc.grad), dtype=bool), np.zeros(np.shape(sc.grad), dtype=bool)
     if values is not None and not large and rescan is not None and sc.d_plus is not None:
+        spans = np.logical_or.reduce([mismatched(g, sc.grad, rtol, atol) & inside & ~kinks[src]
+                                      for src, g in analytic.items()]) & sides_disagree(sc.d_plus, sc.d_minus, atol)
         kinks, finer, loose = _finer_steps(analytic, sc, kinks, rescan, rtol, atol, values,
-                                           atol if roundoff is None else roundoff, scale)
+                                           atol if roundoff is None else roundoff, scale, spans)
     done, unsettled = np.zeros(np.shape(sc.grad), dtype=bool), loose
     if not large and rescan is not None and sc.d_plus is not None:
         done, unsettled = _extrapolate(analytic, sc, rtol, atol, inside & ~finer, kinks, rescan, scale, own)
@@ -1119,8 +1122,11 @@ def _versus_scan(analytic: dict[str, np.ndarray], sc, rtol, atol, mask=None, how
 
 
 
-def _finer_steps(analytic, sc, kinks, rescan, rtol, atol, values, roundoff, scale):
-    """``(kinks, resolved, unsettled)``: the suspected ``kinks`` (per analytic source) tried at smaller steps
+def _finer_steps(analytic, sc, kinks, rescan, rtol, atol, values, roundoff, scale, spans=None):
+    """``(kinks, resolved, unsettled)``: the suspected ``kinks`` (per analytic source), and ``spans``, failing entries
+    whose one-sided differences disagree though no kink is suspected (:func:`gradcheck.compare.sides_disagree`: the
+    step spans the scale the function varies on, large47: ``tanh(10 (x - 1e8))`` at ``h = 600``, ``1/z`` across its
+    pole, a piecewise-linear function's several knots), tried at smaller steps
     (:func:`gradcheck.compare.sides_agree_at`, down to the step of an input of size 1, ``1 / max(1, |values|)`` of the
     step): an entry whose one-sided differences agree at some step is no kink; its central difference ``sc.grad`` is
     replaced, in place, by the estimate from that step (:func:`_deeper`, Richardson's extrapolation, with the round-off
@@ -1129,6 +1135,7 @@ def _finer_steps(analytic, sc, kinks, rescan, rtol, atol, values, roundoff, scal
     within those estimates' own spread (:func:`_within_spread`) is ``unsettled``. Only the suspected kinks pay (3
     forwards per entry and step tried, 12 more at the step found)."""
     union = np.logical_or.reduce([*kinks.values(), np.zeros(np.shape(sc.grad), dtype=bool)])
+    union |= False if spans is None else spans
     resolved, loose = np.zeros(union.shape, dtype=bool), np.zeros(union.shape, dtype=bool)
     if not union.any():
         return kinks, resolved, loose
