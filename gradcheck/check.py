@@ -35,6 +35,7 @@ from .compare import (
     relative_error,
     richardson,
     sides_disagree,
+    FINER,
     sides_agree_at,
     smooth_mask,
     step_covered,
@@ -792,9 +793,12 @@ def _numerical_comparisons(call, cfg, G, y_shape, sources, dkeys, shapes, displa
     rng = np.random.default_rng([cfg.seed, 1])
 
     def scan(which, indices=None, eps=cfg.step):
-        return layer_numerical_gradients(call.forward, call.inputs, call.params, G, eps=eps,
-                                         input_names=call.keys, method=cfg.method, batched=cfg.batched, which=which,
-                                         indices=indices, detail=True, notes=notes, forward_many=many)
+        try:
+            return layer_numerical_gradients(call.forward, call.inputs, call.params, G, eps=eps,
+                                             input_names=call.keys, method=cfg.method, batched=cfg.batched,
+                                             which=which, indices=indices, detail=True, notes=notes, forward_many=many)
+        except NonFiniteError as exc:
+            raise _perturbed_nonfinite(call, which, indices, eps, exc) from exc
 
     def scale(k, *more):
         with np.errstate(invalid="ignore"):
@@ -856,6 +860,62 @@ def _numerical_comparisons(call, cfg, G, y_shape, sources, dkeys, shapes, displa
 #: cost growing with the square of the size); a sample that passes leaves every entry to be checked.
 FAST_SAMPLE_ABOVE = 10_000
 FAST_SAMPLE = 64
+
+
+#: Forwards :func:`_perturbed_nonfinite` may spend looking for the entry whose perturbed point is not finite.
+NONFINITE_SEARCH = 4096
+
+
+def _perturbed_nonfinite(call: Call, which, indices, eps: float, exc: NonFiniteError) -> NonFiniteError:
+    """The error of a forward that is finite at the check's inputs but not at a point the central difference moved
+    one entry to, ``x +- h``, ``h = eps max(1, |x|)`` (verify46c F7: ``log(x - 1e6)`` at ``x - 1e6 = 0.07``, ``h =
+    6``, blamed the forward): the entry, ``x``, ``h`` and a relative step at which the forward is finite at ``x +-
+    h`` (the step quartered until it is, down to an input of size 1's), found by moving one entry at a time (at
+    most :data:`NONFINITE_SEARCH` forwards); ``exc`` itself when no such entry is found."""
+    arrays = [(k, x) for k, x in zip(call.keys, call.inputs) if np.asarray(x).dtype.kind == "f"]
+    arrays += [(k, p) for k, p in call.params.items() if np.asarray(p).dtype.kind == "f"]
+    budget = NONFINITE_SEARCH
+
+    def finite(k, idx, value) -> bool:
+        xs = [np.array(x, dtype=np.float64, copy=True) if k == key else x for key, x in zip(call.keys, call.inputs)]
+        target = xs[call.keys.index(k)] if k in call.keys else call.params[k]
+        old = target[idx]
+        target[idx] = value
+        try:
+            call.forward(*[np.array(x, copy=True) for x in xs])
+            return True
+        except NonFiniteError:
+            return False
+        finally:
+            target[idx] = old
+
+    for k, arr in arrays:
+        if which is not None and k not in which:
+            continue
+        picks = (indices or {}).get(k) if isinstance(indices, Mapping) else None
+        for idx in (picks if picks is not None else np.ndindex(np.shape(arr))):
+            x = float(arr[idx])
+            h = eps * max(1.0, abs(x))
+            for sign in (1.0, -1.0):
+                budget -= 1
+                if budget < 0:
+                    return exc
+                if finite(k, idx, x + sign * h):
+                    continue
+                f = 1.0 / FINER
+                while f * max(1.0, abs(x)) >= 1.0 / FINER and not (finite(k, idx, x + f * h) and finite(k, idx, x - f * h)):
+                    f /= FINER
+                name = k.lstrip("@")
+                hint = (f"pass eps={f * eps:.2g} (--eps {f * eps:.2g}), at which the forward is finite at x +- h there,"
+                        if f * max(1.0, abs(x)) >= 1.0 / FINER else "no smaller relative step keeps it finite there:")
+                return NonFiniteError(V.paragraph(
+                    f"{call.owner}.forward is finite at the check's inputs, but not at the point the central "
+                    f"difference moves {name}{list(idx)} to: x {'+' if sign > 0 else '-'} h = {x:.10g} "
+                    f"{'+' if sign > 0 else '-'} {h:.3g}, h = eps max(1, |x|) with eps={eps:.3g} (the step grows with "
+                    f"|x|, and at this entry it leaves the forward's domain: a log or sqrt of a negative number, a "
+                    f"pole, an exp overflow). This is the check's step, not an error of the forward: {hint} or check "
+                    f"the layer at inputs nearer 0 (at this entry: other entries may need a smaller step)."))
+    return exc
 
 
 def _sample_indices(rng, shape, n) -> list[tuple[int, ...]]:
