@@ -665,8 +665,7 @@ def directional_kinks(forward: Callable[..., np.ndarray], X: Sequence[np.ndarray
             return None  # one entry, not between its one-sided quotients: wrong there
         smaller = [kernel("central", [along(part, e), along(part, -e)], [e, -e], L0)[1:] for e in (eps / 2, eps / 4)]
         k = next(k for k in part)
-        j = lo - int(ends[keys.index(k)])
-        x = float((base[pos[k]] if k in pos else params[k]).ravel()[j])
+        x = float((base[pos[k]] if k in pos else params[k]).ravel()[j := lo - int(ends[keys.index(k)])])
         if smooth_mask(np.array(dp), np.array(dm), smaller):  # its one-sided quotients part as a smooth function's
             v = _right_at(part, along, L0, a, eps, 1.0, x, noise, agree) if finer else None  # (a large step), no kink
         else:  # (fixn22 #1); with ``finer``, right when a smaller step or extrapolation agrees (Huber's switch, large47)
