@@ -34,6 +34,8 @@ from .compare import (
     part_swamped,
     relative_error,
     richardson,
+    sides_disagree,
+    FINER,
     sides_agree_at,
     smooth_mask,
     step_covered,
@@ -791,9 +793,12 @@ def _numerical_comparisons(call, cfg, G, y_shape, sources, dkeys, shapes, displa
     rng = np.random.default_rng([cfg.seed, 1])
 
     def scan(which, indices=None, eps=cfg.step):
-        return layer_numerical_gradients(call.forward, call.inputs, call.params, G, eps=eps,
-                                         input_names=call.keys, method=cfg.method, batched=cfg.batched, which=which,
-                                         indices=indices, detail=True, notes=notes, forward_many=many)
+        try:
+            return layer_numerical_gradients(call.forward, call.inputs, call.params, G, eps=eps,
+                                             input_names=call.keys, method=cfg.method, batched=cfg.batched,
+                                             which=which, indices=indices, detail=True, notes=notes, forward_many=many)
+        except NonFiniteError as exc:
+            raise _perturbed_nonfinite(call, which, indices, eps, exc) from exc
 
     def scale(k, *more):
         with np.errstate(invalid="ignore"):
@@ -855,6 +860,62 @@ def _numerical_comparisons(call, cfg, G, y_shape, sources, dkeys, shapes, displa
 #: cost growing with the square of the size); a sample that passes leaves every entry to be checked.
 FAST_SAMPLE_ABOVE = 10_000
 FAST_SAMPLE = 64
+
+
+#: Forwards :func:`_perturbed_nonfinite` may spend looking for the entry whose perturbed point is not finite.
+NONFINITE_SEARCH = 4096
+
+
+def _perturbed_nonfinite(call: Call, which, indices, eps: float, exc: NonFiniteError) -> NonFiniteError:
+    """The error of a forward that is finite at the check's inputs but not at a point the central difference moved
+    one entry to, ``x +- h``, ``h = eps max(1, |x|)`` (verify46c F7: ``log(x - 1e6)`` at ``x - 1e6 = 0.07``, ``h =
+    6``, blamed the forward): the entry, ``x``, ``h`` and a relative step at which the forward is finite at ``x +-
+    h`` (the step quartered until it is, down to an input of size 1's), found by moving one entry at a time (at
+    most :data:`NONFINITE_SEARCH` forwards); ``exc`` itself when no such entry is found."""
+    arrays = [(k, x) for k, x in zip(call.keys, call.inputs) if np.asarray(x).dtype.kind == "f"]
+    arrays += [(k, p) for k, p in call.params.items() if np.asarray(p).dtype.kind == "f"]
+    budget = NONFINITE_SEARCH
+
+    def finite(k, idx, value) -> bool:
+        xs = [np.array(x, dtype=np.float64, copy=True) if k == key else x for key, x in zip(call.keys, call.inputs)]
+        target = xs[call.keys.index(k)] if k in call.keys else call.params[k]
+        old = target[idx]
+        target[idx] = value
+        try:
+            call.forward(*[np.array(x, copy=True) for x in xs])
+            return True
+        except NonFiniteError:
+            return False
+        finally:
+            target[idx] = old
+
+    for k, arr in arrays:
+        if which is not None and k not in which:
+            continue
+        picks = (indices or {}).get(k) if isinstance(indices, Mapping) else None
+        for idx in (picks if picks is not None else np.ndindex(np.shape(arr))):
+            x = float(arr[idx])
+            h = eps * max(1.0, abs(x))
+            for sign in (1.0, -1.0):
+                budget -= 1
+                if budget < 0:
+                    return exc
+                if finite(k, idx, x + sign * h):
+                    continue
+                f = 1.0 / FINER
+                while f * max(1.0, abs(x)) >= 1.0 / FINER and not (finite(k, idx, x + f * h) and finite(k, idx, x - f * h)):
+                    f /= FINER
+                name = k.lstrip("@")
+                hint = (f"pass eps={f * eps:.2g} (--eps {f * eps:.2g}), at which the forward is finite at x +- h there,"
+                        if f * max(1.0, abs(x)) >= 1.0 / FINER else "no smaller relative step keeps it finite there:")
+                return NonFiniteError(V.paragraph(
+                    f"{call.owner}.forward is finite at the check's inputs, but not at the point the central "
+                    f"difference moves {name}{list(idx)} to: x {'+' if sign > 0 else '-'} h = {x:.10g} "
+                    f"{'+' if sign > 0 else '-'} {h:.3g}, h = eps max(1, |x|) with eps={eps:.3g} (the step grows with "
+                    f"|x|, and at this entry it leaves the forward's domain: a log or sqrt of a negative number, a "
+                    f"pole, an exp overflow). This is the check's step, not an error of the forward: {hint} or check "
+                    f"the layer at inputs nearer 0 (at this entry: other entries may need a smaller step)."))
+    return exc
 
 
 def _sample_indices(rng, shape, n) -> list[tuple[int, ...]]:
@@ -1097,8 +1158,10 @@ def _versus_scan(analytic: dict[str, np.ndarray], sc, rtol, atol, mask=None, how
             covered = {src: step_covered(g, sc.grad, half.grad, quarter.grad) for src, g in analytic.items()}
     before, finer, loose = sc.grad, np.zeros(np.shape(sc.grad), dtype=bool), np.zeros(np.shape(sc.grad), dtype=bool)
     if values is not None and not large and rescan is not None and sc.d_plus is not None:
+        spans = np.logical_or.reduce([mismatched(g, sc.grad, rtol, atol) & inside & ~kinks[src]
+                                      for src, g in analytic.items()]) & sides_disagree(sc.d_plus, sc.d_minus, atol)
         kinks, finer, loose = _finer_steps(analytic, sc, kinks, rescan, rtol, atol, values,
-                                           atol if roundoff is None else roundoff, scale)
+                                           atol if roundoff is None else roundoff, scale, spans)
     done, unsettled = np.zeros(np.shape(sc.grad), dtype=bool), loose
     if not large and rescan is not None and sc.d_plus is not None:
         done, unsettled = _extrapolate(analytic, sc, rtol, atol, inside & ~finer, kinks, rescan, scale, own)
@@ -1119,8 +1182,11 @@ def _versus_scan(analytic: dict[str, np.ndarray], sc, rtol, atol, mask=None, how
 
 
 
-def _finer_steps(analytic, sc, kinks, rescan, rtol, atol, values, roundoff, scale):
-    """``(kinks, resolved, unsettled)``: the suspected ``kinks`` (per analytic source) tried at smaller steps
+def _finer_steps(analytic, sc, kinks, rescan, rtol, atol, values, roundoff, scale, spans=None):
+    """``(kinks, resolved, unsettled)``: the suspected ``kinks`` (per analytic source), and ``spans``, failing entries
+    whose one-sided differences disagree though no kink is suspected (:func:`gradcheck.compare.sides_disagree`: the
+    step spans the scale the function varies on, large47: ``tanh(10 (x - 1e8))`` at ``h = 600``, ``1/z`` across its
+    pole, a piecewise-linear function's several knots), tried at smaller steps
     (:func:`gradcheck.compare.sides_agree_at`, down to the step of an input of size 1, ``1 / max(1, |values|)`` of the
     step): an entry whose one-sided differences agree at some step is no kink; its central difference ``sc.grad`` is
     replaced, in place, by the estimate from that step (:func:`_deeper`, Richardson's extrapolation, with the round-off
@@ -1129,6 +1195,7 @@ def _finer_steps(analytic, sc, kinks, rescan, rtol, atol, values, roundoff, scal
     within those estimates' own spread (:func:`_within_spread`) is ``unsettled``. Only the suspected kinks pay (3
     forwards per entry and step tried, 12 more at the step found)."""
     union = np.logical_or.reduce([*kinks.values(), np.zeros(np.shape(sc.grad), dtype=bool)])
+    union |= False if spans is None else spans
     resolved, loose = np.zeros(union.shape, dtype=bool), np.zeros(union.shape, dtype=bool)
     if not union.any():
         return kinks, resolved, loose
@@ -1145,6 +1212,8 @@ def _finer_steps(analytic, sc, kinks, rescan, rtol, atol, values, roundoff, scal
         sigma = f * _measured_roundoff(sc, lambda i, fr, f=f: rescan(i, fr * f), idx)  # C(h)'s, as _deeper reads it
         sigma = np.where(sigma > 0, sigma, roundoff)
         R, ok, _, lo, hi, noise = _deeper(sc.grad, rescan, idx, rtol, atol, float(f), sigma)
+        if spans is not None:  # a span's estimate that did not converge: left to _extrapolate, from the full step
+            mark &= ok | ~spans  # (a right attention at X + 100 was NOT CHECKED, test_fixes45b)
         sc.grad = np.where(mark, R, sc.grad)
         resolved |= mark
         if scale >= UNSETTLED_SCALE:
@@ -1292,6 +1361,9 @@ def _deeper(c0, rescan, idx, rtol, atol, top, sigma=None):
         with np.errstate(invalid="ignore", divide="ignore"):
             settled = ~mismatched(c2, c4, rtol / 4, atol / 4) & (np.abs(c2 - c4) <= np.abs(c1 - c2))
             ratio = np.abs(c2 - c4) / np.abs(c1 - c2)
+            R1, ok1 = extrapolated(c1, c2, c4, rtol, atol, order=1)  # an h law (Huber's switch, large47)
+            linear = ~okl & ok1 & (H1_SHRINK[0] <= ratio) & (ratio <= H1_SHRINK[1])
+            Rl, okl = np.where(linear, R1, Rl), okl | linear
             vals = np.stack([c2, c4, Rl, richardson(c1, c2, c4)[1]])
             lo, hi = np.where(at, np.fmin.reduce(vals), lo), np.where(at, np.fmax.reduce(vals), hi)
         R, ok = np.where(at, np.where(okl, Rl, c4), R), ok | at & (okl | settled)
@@ -1354,6 +1426,12 @@ ROUNDOFF_DRAWS = 4
 #: term. Round-off, which grows as the step shrinks, does not fit them, nor differences that stopped changing (no
 #: ``h^2`` law: a kink, a step below the function's scale).
 H2_SHRINK = (0.15, 0.35)
+
+#: The same for differences whose error is linear in the step, ``C(h) = f' + a h + O(h^2)``, where ``f''`` jumps at
+#: the point (a C1 switch: Huber's at ``|z| = 1``): halving the step halves their change (0.5); :func:`_deeper`
+#: extrapolates those to ``h -> 0`` by the first-order Richardson step (large47: a right Huber with an entry at its
+#: switch was NOT CHECKED at ``X + 1e3``, its differences off by ``h/4`` at every step down to ``h/1024``).
+H1_SHRINK = (0.4, 0.6)
 
 
 def _nondeterministic(call: Call, Y1, Y2, cfg: CheckConfig) -> CheckResult:

@@ -263,12 +263,22 @@ def kink_mask(analytic: np.ndarray, numerical: np.ndarray, d_plus: np.ndarray | 
     with np.errstate(invalid="ignore"):
         fails = relative_error(a, numerical, tiny=np.maximum(np.asarray(atol, dtype=np.float64) / rtol, _TINY)) > rtol
         lo, hi = np.minimum(d_plus, d_minus), np.maximum(d_plus, d_minus)
-        asym = (hi - lo) > 0.01 * (np.abs(d_plus) + np.abs(d_minus)) + 10 * atol
+        asym = sides_disagree(d_plus, d_minus, atol)
         # each end widened by the tolerance at that end (verify45a F3: widened by rtol of |lo| + |hi|, a one-sided
         # quotient of 1e261 at a step of 600 on exp(x - 1e8) made every value "between", a sign flip included)
         between = ((a >= lo - (rtol * (np.abs(a) + np.abs(lo)) + atol))
                    & (a <= hi + (rtol * (np.abs(a) + np.abs(hi)) + atol)))
     return np.nan_to_num(fails & asym & between, nan=0).astype(bool)
+
+
+def sides_disagree(d_plus: Any, d_minus: Any, atol: Any) -> np.ndarray:
+    """Where the one-sided quotients differ by over :data:`SIDES_AGREE` of ``|d_plus| + |d_minus|`` plus ``10 atol``
+    (a smooth function's by about ``h |f''|``): a kink between ``x - h`` and ``x + h``, or a step ``h`` not small
+    against the scale the function varies on there. The test of :func:`kink_mask`; bool array (False where NaN)."""
+    dp, dm = np.asarray(d_plus, dtype=np.float64), np.asarray(d_minus, dtype=np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        return np.nan_to_num(np.abs(dp - dm) > SIDES_AGREE * (np.abs(dp) + np.abs(dm)) + 10 * np.asarray(atol),
+                             nan=0).astype(bool)
 
 
 def smooth_mask(d_plus: np.ndarray, d_minus: np.ndarray, smaller: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
@@ -370,24 +380,25 @@ def step_covered(analytic: np.ndarray, c1: np.ndarray, c2: np.ndarray, c4: np.nd
         return np.nan_to_num(np.abs(a - R) <= 2 * E, nan=0).astype(bool)
 
 
-def richardson(c1: Any, c2: Any, c4: Any) -> tuple[np.ndarray, np.ndarray]:
+def richardson(c1: Any, c2: Any, c4: Any, order: int = 2) -> tuple[np.ndarray, np.ndarray]:
     r"""Richardson's extrapolations of central differences at ``h``, ``h/2``, ``h/4``: ``R = (4 C(h/2) - C(h)) / 3``
     and the same one step down, ``R' = (4 C(h/4) - C(h/2)) / 3``, each by :func:`gradcheck._kernel.richardson_step`
     (the one place the formula is written; the kernel's ``"richardson"`` method forms it too).
 
     ``C(h) = f' + a h^2 + b h^4 + ...`` (Nocedal & Wright sec. 8.1), so ``R = f' - b h^4 / 4 + ...``: the ``h^2``
     term cancels, and ``R - R'`` is 15/16 of ``R``'s own truncation error. Round-off: ``R``'s is at most 3 times
-    ``C(h)``'s. Returns float64 arrays of the inputs' shape.
+    ``C(h)``'s. ``order`` 1: the ``h`` term cancelled instead (:func:`gradcheck._kernel.richardson_step`). Returns
+    float64 arrays of the inputs' shape.
 
     >>> [float(v) for v in richardson(1 + 0.04, 1 + 0.01, 1 + 0.0025)]  # f' = 1, a h^2 = 0.04, no h^4 term
     [1.0, 1.0]
     """
     c1, c2, c4 = (np.asarray(v, dtype=np.float64) for v in (c1, c2, c4))
     with np.errstate(invalid="ignore"):
-        return richardson_step(c1, c2), richardson_step(c2, c4)
+        return richardson_step(c1, c2, order), richardson_step(c2, c4, order)
 
 
-def extrapolated(c1: Any, c2: Any, c4: Any, rtol: float, atol: float) -> tuple[np.ndarray, np.ndarray]:
+def extrapolated(c1: Any, c2: Any, c4: Any, rtol: float, atol: float, order: int = 2) -> tuple[np.ndarray, np.ndarray]:
     r"""``(R, converged)``: :func:`richardson`'s ``R`` of central differences at ``h``, ``h/2``, ``h/4``, and where
     its own truncation error is a small share of the tolerance: ``R`` and ``R'``, the extrapolation one step down,
     agree by the one rule (:func:`mismatched`) at a quarter of ``rtol`` and ``atol`` (an ``atol`` below
@@ -400,7 +411,7 @@ def extrapolated(c1: Any, c2: Any, c4: Any, rtol: float, atol: float) -> tuple[n
     that at ``h/2``; a correct gradient FAILed at 2e-6). Where ``R`` has converged it is the better estimate of
     ``f'`` (truncation ``O(h^4)``, round-off at most 3 times ``C(h)``'s), to be compared by the same rule; where it
     has not (a kink, round-off above the tolerance) nothing is decided here. ``converged`` is a bool array, False
-    where any value is not finite.
+    where any value is not finite. ``order`` 1 extrapolates an ``h`` law (:func:`richardson`).
 
     >>> R, ok = extrapolated(1 + 0.04, 1 + 0.01, 1 + 0.0025, 1e-6, 1e-9)
     >>> float(R), bool(ok)
@@ -408,7 +419,7 @@ def extrapolated(c1: Any, c2: Any, c4: Any, rtol: float, atol: float) -> tuple[n
     >>> bool(extrapolated(0.51, 0.52, 0.54, 1e-6, 1e-9)[1])  # relu beside its kink: no h^2 law
     False
     """
-    R, R2 = richardson(c1, c2, c4)
+    R, R2 = richardson(c1, c2, c4, order)
     with np.errstate(invalid="ignore"):
         ok = ~mismatched(R, R2, rtol / 4, atol / 4) & np.isfinite(R) & np.isfinite(R2)
     return R, np.asarray(ok, dtype=bool)

@@ -38,6 +38,7 @@ from ._kernel import (
     _check_method,
     difference_quotient,
     kernel,
+    richardson_step,
     probe_rng,
     upstream_draw,
 )
@@ -663,12 +664,12 @@ def directional_kinks(forward: Callable[..., np.ndarray], X: Sequence[np.ndarray
         if abs(dp - dm) <= 4 * noise or not min(dp, dm) - slack <= a <= max(dp, dm) + slack:
             return None  # one entry, not between its one-sided quotients: wrong there
         smaller = [kernel("central", [along(part, e), along(part, -e)], [e, -e], L0)[1:] for e in (eps / 2, eps / 4)]
-        if smooth_mask(np.array(dp), np.array(dm), smaller):
-            return None  # its one-sided quotients part as a smooth function's (a large step), no kink (fixn22 #1)
         k = next(k for k in part)
-        j = lo - int(ends[keys.index(k)])
-        v = _finer_verdict(part, along, L0, a, eps, float((base[pos[k]] if k in pos else params[k]).ravel()[j]), noise,
-                           agree if finer else None)
+        x = float((base[pos[k]] if k in pos else params[k]).ravel()[j := lo - int(ends[keys.index(k)])])
+        if smooth_mask(np.array(dp), np.array(dm), smaller):  # its one-sided quotients part as a smooth function's
+            v = _right_at(part, along, L0, a, eps, 1.0, x, noise, agree) if finer else None  # (a large step), no kink
+        else:  # (fixn22 #1); with ``finer``, right when a smaller step or extrapolation agrees (Huber's switch, large47)
+            v = _finer_verdict(part, along, L0, a, eps, x, noise, agree if finer else None)
         if v is None:
             return None  # they agree at a smaller step: no kink there, the element check decides (steps46)
         (found if v == "kink" else fine).setdefault(k, []).append(tuple(map(int, np.unravel_index(j, np.shape(dirs[k])))))
@@ -691,16 +692,29 @@ def _finer_verdict(part, along, L0, a, eps, x, noise, agree) -> str | None:
     (:func:`gradcheck.compare.sides_agree_at`, down to the step of an input of size 1); else (no kink there) None, or
     with ``agree`` given (``finer=True``: a caller whose own directional derivative was taken at ``eps``) ``"fine"``
     when the central quotient agrees with ``a`` at the step where they agree or a smaller one (each
-    :data:`gradcheck.compare.FINER` times smaller, down to that floor; its round-off ``noise / f``), None if it never
-    does: wrong there (stepfix46: a right exp with a parameter at 1e7 FAILed sample mode's probe)."""
+    :data:`gradcheck.compare.FINER` times smaller, down to that floor; its round-off ``noise / f``), or its
+    extrapolation from that step and half of it (:func:`richardson_step`, of order 2 or 1: at Huber's switch the
+    quotient is off by ``h/4`` at every step, large47), None if it never does: wrong there (stepfix46: a right exp
+    with a parameter at 1e7 FAILed sample mode's probe)."""
     floor = 1.0 / max(1.0, abs(x))
     f = float(sides_agree_at(lambda f, _: kernel("central", [along(part, f * eps), along(part, -f * eps)],
                                                  [f * eps, -f * eps], L0)[1:], floor, noise, np.ones((), dtype=bool)))
     if not np.isfinite(f):
         return "kink"
-    while agree is not None and f >= floor * (1 - 1e-12):
-        c = kernel("central", [along(part, f * eps), along(part, -f * eps)], [f * eps, -f * eps], L0)[0]
-        if agree(a, float(c)) or abs(c - a) <= noise / f:
+    return None if agree is None else _right_at(part, along, L0, a, eps, f, x, noise, agree)
+
+
+def _right_at(part, along, L0, a, eps, f, x, noise, agree) -> str | None:
+    """``"fine"`` when the central quotient along ``part`` at ``f`` times the step ``eps``, or at half of it, or their
+    extrapolation (:func:`richardson_step`, of order 2 or 1) agrees with ``a`` (``agree``, or within their
+    round-off), at ``f`` or a step :data:`gradcheck.compare.FINER`, ``FINER^2``, ... times smaller down to the step
+    of an input of size 1 (``1 / max(1, |x|)``); None if none does (:func:`_finer_verdict`)."""
+    floor = 1.0 / max(1.0, abs(x))
+    while f >= floor * (1 - 1e-12):
+        c, c2 = (kernel("central", [along(part, g * eps), along(part, -g * eps)], [g * eps, -g * eps], L0)[0]
+                 for g in (f, f / 2))
+        if any(agree(a, float(v)) or abs(v - a) <= 3 * noise / f
+               for v in (c, c2, richardson_step(c, c2), richardson_step(c, c2, 1))):
             return "fine"
         f /= FINER
     return None

@@ -91,6 +91,13 @@ class ExpWrong(ExpRight):
 class Relu(_B):
     def forward(self, X, training=False): self.Z = 0.0 * X + (self.params["b"] - C); return np.maximum(self.Z, 0.0)
     def backward(self, dY): self.grads["b"] = (dY * (self.Z > 0)).sum(0); return 0 * dY
+class Huber(_B):  # b[1] - C = 1: at Huber's switch
+    def forward(self, X, training=False):
+        self.Z = 0.0 * X + (self.params["b"] - C); a = np.abs(self.Z)
+        return np.where(a <= 1, 0.5 * self.Z ** 2, a - 0.5)
+    def backward(self, dY): self.grads["b"] = (dY * np.clip(self.Z, -1, 1)).sum(0); return 0 * dY
+class HuberWrong(Huber):
+    def backward(self, dY): self.grads["b"] = 1.001 * (dY * np.clip(self.Z, -1, 1)).sum(0); return 0 * dY
 '''
 
 
@@ -102,3 +109,86 @@ def test_sample_mode_probe_excuses_a_step_too_large_not_a_wrong_parameter(tmp_pa
     from gradcheck.cli import main
     (tmp_path / "layers.py").write_text(_SAMPLED)
     assert main(["check", f"{tmp_path / 'layers.py'}::{name}", "--input-shape", "3,4", "--mode", "sample"]) == code
+
+
+def _huber(z):
+    return anp.where(anp.abs(z) <= 1.0, 0.5 * z * z, anp.abs(z) - 0.5)
+
+
+def _pwl(z):  # piecewise linear, knots at -1, 0, 1, 2
+    out = 1.0 * z
+    for j, s in zip((-1.0, 0.0, 1.0, 2.0), (-1.5, 2.5, -1.7, -1.3)):
+        out = out + s * anp.maximum(z - j, 0.0)
+    return out
+
+
+def _z(name):
+    r = np.random.default_rng(1)
+    if name == "huber":  # one entry at the switch |z| = 1, where f'' jumps (differences off by h/4: no h^2 law)
+        z = r.standard_normal((3, 4))
+        z[0, 0] = 1.0
+    elif name == "recip":  # 1/z near its pole: the step of 600 at 1e8 crosses it
+        z = 0.05 * (1 + r.random((3, 4)))
+    elif name == "tanh":  # tanh(10 z): the step spans both saturations
+        z = r.standard_normal((3, 4)) / 10
+    else:  # several knots within a step of 6 at 1e6, entries on knots and 1e-3 from them
+        z = 1.5 * np.random.default_rng(2).standard_normal((3, 4))
+        z[0, :4], z[1, :2] = [-1.0, 0.0, 1.0, 2.0], [1e-3, 1 - 1e-3]
+    return z
+
+
+_LARGE = {"huber": _huber, "recip": lambda z: 1.0 / z, "tanh": lambda z: anp.tanh(10 * z), "pwl": _pwl}
+
+
+@pytest.mark.parametrize("name, c, mode", [("huber", 1e3, "full"), ("huber", -1e7, "fast"), ("recip", 1e8, "full"),
+                                           ("recip", 1e6, "fast"), ("tanh", 1e8, "full"), ("tanh", -1e7, "fast"),
+                                           ("pwl", 1e6, "full"), ("pwl", -1e7, "fast")])
+@pytest.mark.parametrize("factor", [1.0, 1.001])
+def test_a_step_larger_than_the_function_scale_gives_a_true_verdict(name, c, mode, factor):
+    """verify46c F3, F6, F8, F9 (large47): the step ``eps |x|`` (6e-3 at 1e3, 6 at 1e6, 600 at 1e8) spans the scale of
+    Huber's switch, 1/z's pole, tanh(10 z)'s slope or a piecewise-linear function's knots. The right layers were NOT
+    CHECKED (Huber, 1/z at 1e6) or FAILed (1/z and tanh at 1e8, the piecewise-linear one at 1e6, -1e7): the entries
+    whose one-sided differences disagree are now tried at smaller steps (and a difference off by ``h/4`` extrapolated
+    to ``h -> 0`` as a first-order law); a backward 0.1% wrong FAILs. The piecewise-linear entries on a knot stay
+    kinks."""
+    res = check_layer(_Shifted(_LARGE[name], c, factor), c + _z(name), twin=None, seed=0, mode=mode)
+    verdict = "PASS" if res.passed and not res.unchecked else "NOT CHECKED" if res.unchecked else "FAIL"
+    assert verdict == ("PASS" if factor == 1.0 else "FAIL"), res.table()
+
+
+@pytest.mark.parametrize("c, mode, name, code", [(1e3, "sample", "Huber", 0), (1e3, "full", "Huber", 0),
+                                                 (1e7, "sample", "Huber", 0), (1e3, "sample", "HuberWrong", 1)])
+def test_a_right_huber_parameter_at_its_switch_passes(tmp_path, c, mode, name, code):
+    """verify46c F5 (large47): ``b[1] - C = 1``, Huber's switch: its differences are off by ``h/4`` at every step; the
+    check FAILed db at C = 1e3 in every mode (its diagnosis saying the numbers could not tell) and the sample probe
+    at C = 1e7. A backward 0.1% wrong still FAILs."""
+    from gradcheck.cli import main
+    (tmp_path / "layers.py").write_text(_SAMPLED.replace("C = 1e7", f"C = {c!r}"))
+    assert main(["check", f"{tmp_path / 'layers.py'}::{name}", "--input-shape", "3,4", "--mode", mode]) == code
+
+
+def test_a_forward_not_finite_at_x_plus_h_is_named_as_the_step():
+    """verify46c F7 (large47): ``log(x - 1e6)`` at ``x - 1e6`` in [0.05, 0.1] is finite, ``x - h`` (``h = 6``) is not;
+    the error blamed the forward ("Check for division by zero, log of 0"). It names the entry, ``x - h`` and a step
+    that keeps the forward finite there, which then checks the layer."""
+    from gradcheck.errors import NonFiniteError
+    c = 1e6
+    X = c + 0.05 * (1 + np.random.default_rng(1).random((3, 4)))
+    with pytest.raises(NonFiniteError) as err:
+        check_layer(_Shifted(anp.log, c), X.copy(), twin=None, seed=0)
+    msg = " ".join(str(err.value).split())
+    assert "not at the point the central difference moves X[0, 0] to: x - h = 1000000.076 - 6.06" in msg, msg
+    assert "division by zero" not in msg, msg
+    eps = float(msg.split("pass eps=")[1].split()[0])
+    assert check_layer(_Shifted(anp.log, c), X.copy(), twin=None, seed=0, eps=eps).passed
+
+
+def test_the_diagnosis_names_a_wrong_factor_far_from_zero_not_noise(tmp_path, capsys):
+    """steps46's note (large47): exp with a parameter near 1e7 and a db 1.01 times too large: the diagnosis said
+    "within the numerical estimate's own uncertainty (... move by 7.5e+50)": the estimates at 2h, h/2, h/4 (h = 60)
+    are truncation closing in on the check's own, not noise. It names the factor."""
+    from gradcheck.cli import main
+    (tmp_path / "layers.py").write_text(_SAMPLED)
+    assert main(["check", f"{tmp_path / 'layers.py'}::ExpWrong", "--input-shape", "3,4"]) == 1
+    out = " ".join(capsys.readouterr().out.split())
+    assert "db is 1.01 times the correct gradient" in out and "own uncertainty" not in out, out
