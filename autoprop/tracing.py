@@ -839,8 +839,11 @@ class _Trace:
     def refuse_kept(self):
         """TraceError when a made array (:func:`_made_static`) is still alive after the traced function returned:
         kept on an object, in a cache, a global or a closure, a later write into it would not reach the replays,
-        which hold its copy (verify46b F1)."""
-        gc.collect()
+        which hold its copy (verify46b F1). A made array held only by a reference cycle is not kept: ``gc.collect``
+        settles it, run only when one is still alive (a full collection costs ~0.9 CPU-s in a process holding a test
+        suite's modules; nothing to settle when reference counting freed them all, as it does in most traces)."""
+        if any(ref() is not None for ref, *_ in self.made.values()):
+            gc.collect()
         alive = [(what, line) for ref, _kept, what, line in self.made.values() if ref() is not None]
         self.made = {k: (lambda: None, *rest) for k, (_r, *rest) in self.made.items()}
         if alive:
