@@ -7263,25 +7263,43 @@ def state_values(obj):
 def copied(obj, memo=None, depth=0):
     """A copy of the layer ``obj`` its forwards can run on, leaving ``obj`` as it was: ``copy.deepcopy(obj)``, else
     (an attribute deep copy refuses: a module ``self.xp = np``, a ``threading.Lock``; verify46a F8) a shallow copy
-    whose attributes are copied so, those no copy can be made of shared (a module, a lock: forward does not write
-    them), one ``memo`` keeping arrays that are one array one. Raises when ``obj`` itself cannot be so copied: its
+    whose attributes are copied so (a dict, list or tuple among them entry by entry), those no copy can be made of
+    shared (a module, a lock: forward does not write them), one ``memo`` keeping arrays that are one array one. Raises when ``obj`` itself cannot be so copied: its
     class copies itself (``__deepcopy__``: a sandbox's RemoteLayer, a student's own) and refused, or it has no
     ``__dict__``. The sandbox's child copies a layer so (its ``clone``), as :mod:`gradcheck._running_stats` does a
     local one: both find the running statistics of one layer alike."""
     memo, trial = ({} if memo is None else memo), dict(memo or {})
+    if id(obj) in memo:
+        return memo[id(obj)]
     try:
         new = copy.deepcopy(obj, trial)
         memo.update({k: v for k, v in trial.items() if k != id(trial)})  # (not a failed try's half-made copies)
         return new
     except Exception:  # noqa: BLE001 - an attribute that cannot be deep-copied: shared below
-        if depth > 3 or isinstance(obj, (type, types.ModuleType)) or not isinstance(
-                getattr(obj, "__dict__", None), dict) or getattr(type(obj), "__deepcopy__", None) is not None:
+        if depth > 3 or isinstance(obj, (type, types.ModuleType)) or getattr(type(obj), "__deepcopy__", None) or not (
+                isinstance(obj, (dict, list, tuple)) or isinstance(getattr(obj, "__dict__", None), dict)):
             if depth:
                 return obj
             raise
+    if isinstance(obj, (dict, list, tuple)):  # a container holding a module or a lock beside the statistics: its
+        return _copied_items(obj, memo, depth)  # entries copied, not the container shared (verify47a F1)
     new = memo[id(obj)] = copy.copy(obj)
     for k, v in vars(obj).items():
         vars(new)[k] = copied(v, memo, depth + 1)
+    return new
+
+
+def _copied_items(obj, memo, depth):
+    """A copy of the dict, list or tuple ``obj`` (subclasses too: a shallow copy, entries replaced) whose entries are
+    :func:`copied`: the arrays in it are the copy's own, a module or a lock deep copy refuses shared."""
+    if isinstance(obj, tuple):
+        items = [copied(v, memo, depth + 1) for v in obj]
+        new = type(obj)._make(items) if hasattr(type(obj), "_make") else type(obj)(items)
+        memo[id(obj)] = new
+        return new
+    new = memo[id(obj)] = copy.copy(obj)
+    for k in (list(obj) if isinstance(obj, dict) else range(len(obj))):
+        new[k] = copied(obj[k], memo, depth + 1)
     return new
 
 

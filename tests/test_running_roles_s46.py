@@ -306,6 +306,32 @@ def test_a_layer_deepcopy_refuses_is_probed_on_a_copy_sharing_what_cannot_be_cop
     assert not any(p.passed for p in v.parts) and "the momentum looks swapped" in v.parts[0].message, v.markdown()
 
 
+@pytest.mark.parametrize("box", ["dict", "list", "namedtuple"])
+def test_a_copy_gets_its_own_statistics_where_a_container_also_holds_what_cannot_be_copied(box):
+    """verify47a F1: ``self.stats = {'xp': np, 'running_mean': ...}`` (or a lock beside them): the copy the finder and
+    the sandbox's clone run forwards on shared the whole dict, so its forwards moved the layer's own statistics (a
+    right layer graded 0/3 in the sandbox). The container is copied entry by entry, the module and the lock shared."""
+    import collections
+    import threading
+    import types
+
+    from gradcheck._adapters import copied
+
+    stats = [np, threading.Lock(), np.zeros(4), np.ones(4)]
+    held = {"dict": dict(zip(["xp", "lock", "mean", "var"], stats)), "list": stats,
+            "namedtuple": collections.namedtuple("S", "xp lock mean var")(*stats)}[box]
+    layer = types.SimpleNamespace(stats=held, W=np.arange(3.0))
+    with pytest.raises(TypeError):
+        copy.deepcopy(layer)
+    new = copied(layer)
+    got = list(new.stats.values()) if box == "dict" else list(new.stats)
+    assert type(new.stats) is type(held) and new.stats is not held and new.W is not layer.W
+    assert got[0] is np and got[1] is stats[1]  # shared: deep copy refuses them
+    assert got[2] is not stats[2] and got[3] is not stats[3] and np.array_equal(got[3], stats[3])
+    got[2] += 1.0
+    assert not stats[2].any()  # the layer's own statistics unmoved
+
+
 def test_a_layer_no_copy_can_be_made_of_says_its_statistics_were_not_looked_for():
     from gradcheck._running_stats import find_roles
 
