@@ -173,8 +173,9 @@ def softmax_vjp(p, g, axis=-1):
 
 def _softmax_rows(p, g, axis):
     """:func:`softmax_vjp` along one int ``axis``."""
-    d = g - np.take_along_axis(g, np.argmax(p, axis=axis, keepdims=True), axis=axis)
-    s = (d * p).sum(axis=axis, keepdims=True)
+    with np.errstate(over="ignore", invalid="ignore"):  # (an overflow is looked for below, and undone)
+        d = g - np.take_along_axis(g, np.argmax(p, axis=axis, keepdims=True), axis=axis)
+        s = (d * p).sum(axis=axis, keepdims=True)
     half = not np.isfinite(s).all().item() and np.isfinite(g).all().item()  # (.item(): a Tensor's explicit exit)
     if half:  # the shift overflowed: g / 2 cannot
         g = g * 0.5

@@ -107,6 +107,33 @@ def test_softmax_layer_and_prim_vjp_on_a_saturated_row_keep_relative_accuracy():
         yj = ap.softmax(x, axis=-1)
     rel = np.abs(np.asarray(acc.jvp(yj)) - ref) / np.abs(ref)
     assert np.max(rel) <= 1e-9, ("jvp", np.max(rel))
+    # the tape's backward pass as numpy code (the VJP recorded on Tensors): the same operations, the same bits
+    # (softmax47: the clean-clone CI of session 46 found the code's textbook form 9.9e-17 off the tape's)
+    w = ap.constant(G)
+    with ap.GradientTape() as tape:
+        y = ap.reduce_sum(ap.softmax(x, axis=-1) * (w * x))
+    src = tape.backward_source(y, x)
+    assert "take_along_axis" in src.code, src.code
+    assert np.array_equal(src.run(), tape.gradient(y, x).numpy()), src.code
+
+
+def test_an_upstream_gradient_near_the_largest_float_does_not_overflow_in_the_shift():
+    """verify46c F2: dY rows with entries of both signs near 1e308 (finite): g - g[argmax p] overflows to inf;
+    the VJP then halves dY and doubles its result, and stays the exact one (session 46's shifted form: NaN)."""
+    S = np.array([[0.5, 2.0, -1.0, 1.0, 0.0], [3.0, -2.0, 0.5, 1.0, 2.5], [0.1, 0.2, 0.3, 0.4, 0.5]])
+    G = np.array([[1e308, -1e308, 1e308, 0.0, 0.0], [-1.7e308, 1.7e308, 0.5, -3.0, 1e300], [1.0, 2.0, 3.0, 4.0, 5.0]])
+    ref = _exact_softmax_vjp(S, G)
+    assert np.all(np.isfinite(ref))
+    layer = mp.Softmax(axis=-1)
+    layer.forward(S)
+    x = ap.Variable(S)
+    with ap.GradientTape() as tape:
+        y = ap.softmax(x, axis=-1)
+    for name, got in (("manualprop", layer.backward(G)),
+                      ("autoprop", np.asarray(tape.gradient(y, x, output_gradients=G)))):
+        assert np.all(np.isfinite(got)), (name, got)
+        err = np.max(np.abs(got - ref), axis=-1) / np.max(np.abs(ref), axis=-1)
+        assert np.max(err) <= 1e-14, (name, err)
 
 
 def test_second_order_through_softmax_matches_autograd():
