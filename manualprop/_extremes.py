@@ -1,5 +1,6 @@
 """One look at a whole array: its smallest and largest element, and whether it is finite;
-and ``tanh'`` of a whole array from its input (:func:`sech2`).
+``tanh'`` of a whole array from its input (:func:`sech2`); and softmax's VJP without
+cancellation on saturated rows (:func:`softmax_vjp`).
 
 Kernels, not checks: plain numpy, written once, used by both tracks (manualprop's
 validation and Tanh, autoprop's VJPs and recurrent records). At the sizes of a course's

@@ -19,6 +19,7 @@ import math
 
 import numpy as np
 
+from ._extremes import softmax_vjp
 from ._validation import (
     MASK_HINT,
     check_array,
@@ -27,7 +28,6 @@ from ._validation import (
     check_training,
 )
 from .init import attention_params
-from ._extremes import softmax_vjp
 from .layers import Layer
 
 __all__ = ["MultiHeadAttention", "ScaledDotProductAttention", "causal_mask"]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from manualprop._extremes import softmax_vjp  # (a kernel: numpy only; Tensors through numpy's dispatch)
+from manualprop._extremes import softmax_vjp  # (numpy only; Tensors by dispatch)
 
 try:  # (logsumexp_b's value is scipy's; reached only from autoprop.scipy.special)
     import scipy.special as _ss
