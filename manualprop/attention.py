@@ -19,6 +19,7 @@ import math
 
 import numpy as np
 
+from ._extremes import softmax_vjp
 from ._validation import (
     MASK_HINT,
     check_array,
@@ -68,7 +69,10 @@ class ScaledDotProductAttention(Layer):
 
         dV = P^T @ dY                            (B..., Tk, dv)
         dP = dY @ V^T                            (B..., Tq, Tk)
-        dS = P * (dP - sum(dP * P, axis=-1))     softmax's Jacobian-vector product
+        dS = P * (dP - sum(dP * P, axis=-1))     softmax's Jacobian-vector product,
+                                                 dP shifted by its value at the row's
+                                                 largest P (equal as sum(P) = 1; no
+                                                 cancellation on a saturated row)
         dQ = dS @ K / sqrt(d),  dK = dS^T @ Q / sqrt(d)
 
     Masked entries have ``P = 0``, hence ``dS = 0``: no gradient flows from
@@ -146,7 +150,7 @@ class ScaledDotProductAttention(Layer):
         Q, K, V, P, scale = c["Q"], c["K"], c["V"], c["P"], c["scale"]
         dV = np.swapaxes(P, -1, -2) @ dY
         dP = dY @ np.swapaxes(V, -1, -2)
-        dS = P * (dP - (dP * P).sum(axis=-1, keepdims=True)) * scale
+        dS = softmax_vjp(P, dP, axis=-1) * scale
         dQ = dS @ K
         dK = np.swapaxes(dS, -1, -2) @ Q
         return dQ, dK, dV

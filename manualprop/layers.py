@@ -21,6 +21,7 @@ import numpy as np
 
 from . import _validation
 from ._extremes import sech2 as _sech2
+from ._extremes import softmax_vjp
 from ._validation import (
     DOT_CHUNK,
     SS_LIMIT,
@@ -669,6 +670,10 @@ class Softmax(Layer):
 
         dX = Y * (dY - sum(dY * Y, axis, keepdims=True))
 
+    computed with ``dY`` shifted by its value at each row's largest ``Y`` (the
+    same in exact arithmetic, as ``sum(Y) = 1``; no cancellation on a saturated
+    row): :func:`manualprop._extremes.softmax_vjp`.
+
     Source: ``lessons/03-softmax-cross-entropy.md``.
 
     Parameters
@@ -707,8 +712,7 @@ class Softmax(Layer):
     def backward(self, dY):
         """``dX = Y * (dY - sum(dY * Y, axis))``."""
         dY = self._check_dY(dY)
-        Y, axis = self.cache["Y"], self.cache["axis"]
-        return Y * (dY - (dY * Y).sum(axis=axis, keepdims=True))
+        return softmax_vjp(self.cache["Y"], dY, self.cache["axis"])
 
 
 class LogSoftmax(Softmax):

@@ -1,6 +1,7 @@
 """Session 39's fixes of ``gradcheck check`` (verify38 F1-F3, F10; newuser38 F6-F8, F10)."""
 
 import inspect
+import re
 
 import numpy as np
 import pytest
@@ -101,7 +102,10 @@ def test_a_softmax_layer_checked_against_a_reference_is_compared_at_large_inputs
                              "--reference", "manualprop.Softmax")
     text = " ".join(out.split())
     if failing is None:
-        assert code == 0 and "dX (X +/- 1000 by row) (4, 5) - 0.0e+00" in text, text
+        # the reference's VJP is computed without cancellation (softmax47), the student's textbook one is not:
+        # they agree to round-off, no longer bit for bit (the table's manual~ref column)
+        found = re.search(r"dX \(X \+/- 1000 by row\) \(4, 5\) - (\S+) \S+ all 20 ok", text)
+        assert code == 0 and found and float(found[1]) <= 1e-13, text
         return
     assert code == 1, text  # (before: exit 0, PASS)
     assert f"FAIL: Softmax: forward mismatch in Y ({failing})" in text, text

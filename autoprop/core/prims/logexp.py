@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from manualprop._extremes import softmax_vjp  # (numpy only; Tensors by dispatch)
+
 try:  # (logsumexp_b's value is scipy's; reached only from autoprop.scipy.special)
     import scipy.special as _ss
 except ImportError:  # pragma: no cover
@@ -288,8 +290,10 @@ log_softmax = defprim(
 softmax = defprim(
     "softmax",
     lambda x, axis=-1: np.exp(_log_softmax_fwd(x, axis=axis)),
-    lambda g, ans, x, axis=-1: ans * (g - (g * ans).sum(axis=axis, keepdims=True)), reads=(("ans",),),
-    jvp=lambda t, ans, x, axis=-1: ans * (t - np.sum(t * ans, axis=axis, keepdims=True)),
-    jacobian="diag(p) - p p^T along the axis", vjp="dx = p * (g - sum(g * p))", shapes=SAME,
+    lambda g, ans, x, axis=-1: softmax_vjp(ans, g, axis), reads=(("ans",),),
+    jvp=lambda t, ans, x, axis=-1: softmax_vjp(ans, t, axis),
+    jacobian="diag(p) - p p^T along the axis",
+    vjp="dx = p * (g - sum(g * p)), g shifted by g at the row's largest p (no cancellation when p is one-hot)",
+    shapes=SAME,
     source="special.softmax({x}, axis={axis})",
 )
