@@ -722,6 +722,9 @@ def stat_state(layer: Any, stats: dict[str, np.ndarray]) -> dict[str, np.ndarray
         if (np.ndim(v) >= 2 and 2 <= np.shape(v)[0] <= 4 and not any(_same_shape(v, a) for a in stats.values())
                 and any(_same_shape(v[0], a) for a in stats.values())):
             state.update({f"{k}[{i}]": v[i] for i in range(np.shape(v)[0])})
+        elif (np.ndim(v) == 2 and 2 <= np.shape(v)[1] <= 4 and not any(_same_shape(v, a) for a in stats.values())
+              and any(_same_shape(v[:, 0], a) for a in stats.values())):  # (a (D, 2) column stack: verify47a F2)
+            state.update({f"{k}[:, {i}]": v[:, i] for i in range(np.shape(v)[1])})
     return state
 
 

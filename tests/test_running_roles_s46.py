@@ -93,10 +93,24 @@ STORES = {"dict": ("self.stats = {'running_mean': np.zeros(D), 'running_var': np
           "list": ("self.running = [np.zeros(D), np.ones(D)]", "self.running[0]", "self.running[1]"),
           "tuple": ("self.running = (np.zeros(D), np.ones(D))", "self.running[0]", "self.running[1]"),
           "stacked": ("self.running = np.stack([np.zeros(D), np.ones(D)])", "self.running[0]", "self.running[1]"),
-          # verify47a F3: a dict of 10 entries, not read (F2): check says "NOT checked", so must the grade
+          # verify47a F2: a dict of 10 entries, an OrderedDict, a SimpleNamespace, a nested dict, a (D, 2) stack,
+          # private names: before, never read (full marks)
           "bigdict": ("self.stats = {'running_mean': np.zeros(D), 'running_var': np.ones(D), "
                       "**{f'k{i}': float(i) for i in range(8)}}", "self.stats['running_mean']",
-                      "self.stats['running_var']")}
+                      "self.stats['running_var']"),
+          "ordered": ("self.stats = __import__('collections').OrderedDict(running_mean=np.zeros(D), "
+                      "running_var=np.ones(D))", "self.stats['running_mean']", "self.stats['running_var']"),
+          "namespace": ("self.stats = __import__('types').SimpleNamespace(mean=np.zeros(D), var=np.ones(D))",
+                        "self.stats.mean", "self.stats.var"),
+          "nested": ("self.state = {'bn': {'mean': np.zeros(D), 'var': np.ones(D)}}", "self.state['bn']['mean']",
+                     "self.state['bn']['var']"),
+          "columns": ("self.running = np.stack([np.zeros(D), np.ones(D)], axis=1)", "self.running[:, 0]",
+                      "self.running[:, 1]"),
+          "private": ("self._stats = {'running_mean': np.zeros(D), 'running_var': np.ones(D)}",
+                      "self._stats['running_mean']", "self._stats['running_var']"),
+          # verify47a F3: 70 entries before them, not read: check says "NOT checked", so must the grade
+          "hugedict": ("self.stats = {**{f'k{i}': float(i) for i in range(70)}, 'running_mean': np.zeros(D), "
+                       "'running_var': np.ones(D)}", "self.stats['running_mean']", "self.stats['running_var']")}
 
 
 def stored(text, store):
@@ -212,7 +226,7 @@ CLASSES = {"TorchSwappedRenamed": ("pytorch", True, ("run_mu", "run_sigma2"), "m
            "TorchRightNoCopy": ("pytorch", False, ("rm", "rv"), "momentum", "none", None, False, True),
            # verify47a F3 (not read: not "All checked"), F11 (rm, rv of a cumulative average: said), F6 (a property
            # raising until forward has run: 0/3, "__init__ raised")
-           "TorchSwappedBigDict": ("pytorch", True, (), "momentum", "none", "bigdict"),
+           "TorchSwappedBigDict": ("pytorch", True, (), "momentum", "none", "hugedict"),
            "TorchCumulativeRenamed": ("pytorch", False, ("rm", "rv"), "momentum", "none"),
            "TorchRightProperty": ("pytorch", False, ("rm", "rv"), "momentum", "none")}
 #: verify47a: ``name: (the text's change, its score, the first words of its output)``
@@ -393,12 +407,12 @@ def test_a_cumulative_average_is_not_advised_a_momentum_that_fits_one_call():
 # --------------------------------------------------------------------------- verify46a F3, F4, F6, F10 (session 47)
 
 
-@pytest.mark.parametrize("store", sorted(set(STORES) - {"bigdict"}))  # (bigdict: not read, verify47a F2)
+@pytest.mark.parametrize("store", sorted(set(STORES) - {"hugedict"}))  # (not read: said, verify47a F3)
 def test_statistics_kept_in_a_container_are_found_and_a_swapped_momentum_fails(store):
     """verify46a F3: a dict, a list, a tuple, a stacked (2, D) array: before, never compared (full marks)."""
     from gradcheck._running_stats import find_roles
 
-    path = {"dict": ("stats['running_mean']", "stats['running_var']")}.get(store, ("running[0]", "running[1]"))
+    path = tuple(p.removeprefix("self.") for p in STORES[store][1:])
     roles = find_roles(build(source("pytorch", True, store=store)), mp.BatchNorm1D(4), "BN", X.shape, 0)
     assert roles.own == {path[0]: "running_mean", path[1]: "running_var"}, roles
     bug = layer_gradients(build(source("pytorch", True, store=store)), X, mp.BatchNorm1D(4), training=True, seed=1)
