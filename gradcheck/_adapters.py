@@ -7304,18 +7304,42 @@ def _copied_items(obj, memo, depth):
 
 
 def stat_values(obj):
-    """:func:`state_values` of ``obj`` and the numeric arrays its public dicts, lists and tuples of at most 8 entries
-    hold, each named by its path: ``stats['running_mean']``, ``running[0]`` (the places a BatchNorm keeps its running
-    statistics in besides attributes of their own: verify46a F3), float64 copies. The running statistics' finder
-    (:func:`gradcheck._running_stats.find_roles`) reads a layer's state so, here or in the sandbox's child."""
+    """:func:`state_values` of ``obj``, its private numeric arrays (``self._running_mean``, ``self._rm``) and the
+    numeric arrays its dicts (an OrderedDict too), lists, tuples and SimpleNamespaces hold, nested as far as 3 levels,
+    each named by its path: ``stats['running_mean']``, ``running[0]``, ``state['bn']['mean']``, ``ns.mean`` (the
+    places a BatchNorm keeps its running statistics in besides attributes of their own: verify46a F3, verify47a F2),
+    float64 copies; at most :data:`_STAT_CAP` arrays, each object entered once (cycles). The running statistics'
+    finder (:func:`gradcheck._running_stats.find_roles`) reads a layer's state so, here or in the sandbox's child."""
     out = state_values(obj)
+    out.update({k: np.array(v, dtype=np.float64) for k, v in list(_fields(obj).items())[:MAX_PROBED * 4]
+                if isinstance(k, str) and k.startswith("_") and not k.startswith("__") and isinstance(v, np.ndarray)
+                and v.dtype.kind in "fiu" and v.ndim >= 1 and v.size <= 1 << 16})
+    seen = {id(obj)}
+
+    def entries(c):
+        if isinstance(c, types.SimpleNamespace):
+            return [(f".{a}", v) for a, v in list(vars(c).items())[:_STAT_CAP] if isinstance(a, str)]
+        if isinstance(c, dict):
+            return [(f"[{i!r}]", v) for i, v in list(c.items())[:_STAT_CAP] if isinstance(i, (str, int))]
+        return [(f"[{i}]", v) for i, v in enumerate(list(c)[:_STAT_CAP])] if isinstance(c, (list, tuple)) else []
+
+    def enter(path, c, depth):
+        if depth > 3 or id(c) in seen or len(out) >= _STAT_CAP * 2:
+            return
+        seen.add(id(c))
+        for key, v in entries(c):
+            if isinstance(v, np.ndarray) and v.dtype.kind in "fiu" and v.ndim >= 1 and v.size <= 1 << 16:
+                out[path + key] = np.array(v, dtype=np.float64)
+            elif isinstance(v, (dict, list, tuple, types.SimpleNamespace)):
+                enter(path + key, v, depth + 1)
     for k, c in list(_fields(obj).items())[:MAX_PROBED * 4]:
-        if not isinstance(k, str) or k.startswith("_") or type(c) not in (dict, list, tuple) or not 0 < len(c) <= 8:
-            continue
-        items = c.items() if type(c) is dict else enumerate(c)
-        out.update({f"{k}[{i!r}]": np.array(v, dtype=np.float64) for i, v in items if isinstance(i, (str, int))
-                    and isinstance(v, np.ndarray) and v.dtype.kind in "fiu" and v.ndim >= 1})
+        if isinstance(k, str) and not k.startswith("__") and isinstance(c, (dict, list, tuple, types.SimpleNamespace)):
+            enter(k, c, 1)
     return out
+
+
+#: The most entries :func:`stat_values` reads of one container (and about half the arrays it returns).
+_STAT_CAP = 64
 
 
 def _state_between_calls(obj, inputs, kw):

@@ -563,8 +563,10 @@ def _signature_text(kind, target):
 
 
 def _public_methods(obj) -> list[str]:
-    """The names of ``obj``'s public callables (a class's or an object's), sorted: the parent's reading of what it is."""
-    return sorted(m for m in dir(obj) if not m.startswith("_") and callable(getattr(obj, m, None)))
+    """The names of ``obj``'s public callables (a class's or an object's), sorted: the parent's reading of what it is.
+    A property that raises (``output`` before forward has run: verify47a F6) is no method, and was no ``__init__``'s
+    error."""
+    return sorted(m for m in dir(obj) if not m.startswith("_") and callable(_quiet(getattr, obj, m, None)))
 
 
 def _adapters_own(AD, exc, workdir):

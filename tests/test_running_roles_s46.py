@@ -92,7 +92,25 @@ STORES = {"dict": ("self.stats = {'running_mean': np.zeros(D), 'running_var': np
                    "self.stats['running_var']"),
           "list": ("self.running = [np.zeros(D), np.ones(D)]", "self.running[0]", "self.running[1]"),
           "tuple": ("self.running = (np.zeros(D), np.ones(D))", "self.running[0]", "self.running[1]"),
-          "stacked": ("self.running = np.stack([np.zeros(D), np.ones(D)])", "self.running[0]", "self.running[1]")}
+          "stacked": ("self.running = np.stack([np.zeros(D), np.ones(D)])", "self.running[0]", "self.running[1]"),
+          # verify47a F2: a dict of 10 entries, an OrderedDict, a SimpleNamespace, a nested dict, a (D, 2) stack,
+          # private names: before, never read (full marks)
+          "bigdict": ("self.stats = {'running_mean': np.zeros(D), 'running_var': np.ones(D), "
+                      "**{f'k{i}': float(i) for i in range(8)}}", "self.stats['running_mean']",
+                      "self.stats['running_var']"),
+          "ordered": ("self.stats = __import__('collections').OrderedDict(running_mean=np.zeros(D), "
+                      "running_var=np.ones(D))", "self.stats['running_mean']", "self.stats['running_var']"),
+          "namespace": ("self.stats = __import__('types').SimpleNamespace(mean=np.zeros(D), var=np.ones(D))",
+                        "self.stats.mean", "self.stats.var"),
+          "nested": ("self.state = {'bn': {'mean': np.zeros(D), 'var': np.ones(D)}}", "self.state['bn']['mean']",
+                     "self.state['bn']['var']"),
+          "columns": ("self.running = np.stack([np.zeros(D), np.ones(D)], axis=1)", "self.running[:, 0]",
+                      "self.running[:, 1]"),
+          "private": ("self._stats = {'running_mean': np.zeros(D), 'running_var': np.ones(D)}",
+                      "self._stats['running_mean']", "self._stats['running_var']"),
+          # verify47a F3: 70 entries before them, not read: check says "NOT checked", so must the grade
+          "hugedict": ("self.stats = {**{f'k{i}': float(i) for i in range(70)}, 'running_mean': np.zeros(D), "
+                       "'running_var': np.ones(D)}", "self.stats['running_mean']", "self.stats['running_var']")}
 
 
 def stored(text, store):
@@ -205,7 +223,21 @@ CLASSES = {"TorchSwappedRenamed": ("pytorch", True, ("run_mu", "run_sigma2"), "m
            # verify46a F3 (the sandbox's child reads a dict's statistics), F8 (its clone of a layer holding np)
            "TorchSwappedDict": ("pytorch", True, (), "momentum", "none", "dict"),
            "TorchSwappedXp": ("pytorch", True, ("rm", "rv"), "momentum", "none", None, True),
-           "TorchRightNoCopy": ("pytorch", False, ("rm", "rv"), "momentum", "none", None, False, True)}
+           "TorchRightNoCopy": ("pytorch", False, ("rm", "rv"), "momentum", "none", None, False, True),
+           # verify47a F3 (not read: not "All checked"), F11 (rm, rv of a cumulative average: said), F6 (a property
+           # raising until forward has run: 0/3, "__init__ raised")
+           "TorchSwappedBigDict": ("pytorch", True, (), "momentum", "none", "hugedict"),
+           "TorchCumulativeRenamed": ("pytorch", False, ("rm", "rv"), "momentum", "none"),
+           "TorchRightProperty": ("pytorch", False, ("rm", "rv"), "momentum", "none")}
+#: verify47a: ``name: (the text's change, its score, the first words of its output)``
+TWEAKS = {"TorchSwappedBigDict": (lambda t: t, 3.0, "Checked (not the running statistics, below): "),
+          "TorchCumulativeRenamed": (lambda t: t.replace("self.extra = np.zeros(D)", "self.extra = np.zeros(D)\n"
+                                                         "        self.calls = 0").replace(
+              "vr = var", "self.calls += 1\n            m = 1.0 / self.calls\n            vr = var", 1),
+              3.0, "Checked (not the running statistics, below): "),
+          "TorchRightProperty": (lambda t: t.replace("    def forward(", "    @property\n    def output(self):\n"
+                                                     "        raise ValueError('call forward first')\n\n"
+                                                     "    def forward(", 1), 3.0, "All checked: ")}
 TEST = "import pytest\nimport manualprop as mp\n" + "".join(f'''
 
 @pytest.mark.points(3)
@@ -219,7 +251,8 @@ def test_{name.lower()}(student, grade, rng):
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
     """The three classes graded in one sandboxed submission: ``{class name: its row}``."""
-    src = "\n\n".join(source(*args[:5], cls=name, **dict(zip(("store", "xp", "nocopy"), args[5:]))) for name, args in CLASSES.items())
+    src = "\n\n".join(TWEAKS.get(name, (lambda t: t,))[0](source(*args[:5], cls=name, **dict(zip(
+        ("store", "xp", "nocopy"), args[5:])))) for name, args in CLASSES.items())
     r, data = _grade(tmp_path_factory.mktemp("roles46"), {"layers.py": src}, TEST)
     assert r.status == "graded" and len(data["tests"]) == len(CLASSES), data
     return {n: t for n in CLASSES for t in data["tests"] if t["name"].startswith(f"{n}:")}
@@ -229,8 +262,12 @@ def graded(tmp_path_factory):
 def test_grade_scores_by_what_the_statistics_do(graded, name):
     t = graded[name]
     swapped = CLASSES[name][1]
-    assert t["score"] == (0.0 if swapped else 3.0), t["output"]  # before: 3.0, 0.0 (rho unread), 3.0, 3.0, 3.0
-    if swapped:
+    if name in TWEAKS:  # before: BigDict, Cumulative "All checked" (no note); Property 0.0 "__init__ raised"
+        assert t["score"] == TWEAKS[name][1] and t["output"].startswith(TWEAKS[name][2]), t["output"]
+        said = " ".join(t["output"].split())
+        assert name.endswith("Property") or "running statistics: NOT checked" in said, said
+        assert not name.endswith("Renamed") or "rm, rv (of a statistic's shape) moved in the training" in said, said
+    elif swapped:
         assert "the momentum looks swapped" in " ".join(t["output"].split()), t["output"]
     elif name.endswith("NoCopy"):  # (its statistics not looked for by their update: not "All checked")
         assert t["output"].startswith("Checked (not the running statistics, below): ") and (
@@ -370,12 +407,12 @@ def test_a_cumulative_average_is_not_advised_a_momentum_that_fits_one_call():
 # --------------------------------------------------------------------------- verify46a F3, F4, F6, F10 (session 47)
 
 
-@pytest.mark.parametrize("store", sorted(STORES))
+@pytest.mark.parametrize("store", sorted(set(STORES) - {"hugedict"}))  # (not read: said, verify47a F3)
 def test_statistics_kept_in_a_container_are_found_and_a_swapped_momentum_fails(store):
     """verify46a F3: a dict, a list, a tuple, a stacked (2, D) array: before, never compared (full marks)."""
     from gradcheck._running_stats import find_roles
 
-    path = {"dict": ("stats['running_mean']", "stats['running_var']")}.get(store, ("running[0]", "running[1]"))
+    path = tuple(p.removeprefix("self.") for p in STORES[store][1:])
     roles = find_roles(build(source("pytorch", True, store=store)), mp.BatchNorm1D(4), "BN", X.shape, 0)
     assert roles.own == {path[0]: "running_mean", path[1]: "running_var"}, roles
     bug = layer_gradients(build(source("pytorch", True, store=store)), X, mp.BatchNorm1D(4), training=True, seed=1)
@@ -421,3 +458,52 @@ def test_float32_statistics_of_the_right_rule_pass(seed):
     assert layer.running_var.dtype == np.float32
     v = layer_gradients(layer, Xs, mp.BatchNorm1D(4), training=True, seed=seed)
     assert v.passed, v.markdown()
+
+
+# --------------------------------------------------------------------------- verify47a F4, F11 (session 47)
+
+
+def test_statistics_that_could_not_be_compared_are_said_not_checked_never_all_checked(monkeypatch):
+    """verify47a F4: a ``__deepcopy__`` that never returned (the sandbox's clone timed out) made the comparison raise,
+    which the grader swallowed: a swapped momentum got full marks and "All checked", no note."""
+    import types
+
+    import gradcheck._running_stats as RS
+    from gradcheck.grading.plugin import _all_checked
+
+    def timed_out(*args, **kwargs):
+        raise RuntimeError("copying BN did not finish within 30 s")
+    monkeypatch.setattr(RS, "running_stats_finding", timed_out)
+    v = layer_gradients(build(source("pytorch", True, nocopy=True)), X, mp.BatchNorm1D(4), training=True, seed=1)
+    said = [n for n in v.notes if n.startswith(RS.UNCHECKED)]
+    assert v.passed and said, (v.markdown(), v.notes)  # before: no note
+    assert "copying BN failed (TypeError: no copies)" in said[0] and "did not finish within 30 s" in said[0], said
+    head = _all_checked(types.SimpleNamespace(notes=[], verdict=v), ["dX"])
+    assert head.startswith("Checked (not the running statistics, below): "), head  # before: "All checked: "
+
+
+CUMULATIVE = ("vr = var", "self.calls += 1\n            m = 1.0 / self.calls\n            vr = var")
+EVERY_3RD = ("vr = var", "self.calls += 1\n            m = m if self.calls % 3 == 0 else 0.0\n            vr = var")
+AXIS = ("m * mu", "m * X.mean(1)"), ("m * vr", "m * X.var(1, ddof=1)")
+
+
+@pytest.mark.parametrize("changes", [[CUMULATIVE], [EVERY_3RD], list(AXIS)], ids=["cumulative", "every3rd", "axis"])
+def test_renamed_statistics_moved_as_no_running_average_are_said_not_compared(changes):
+    """verify47a F11: ``rm``, ``rv`` of a cumulative average, updated every 3rd call, or of the wrong axis (a square
+    batch) were neither compared nor said: full marks, check PASS without a word. The arrays a training forward moves
+    that the eval forward reads are named; a right layer's extra moving array (read by no eval forward) is not."""
+    from gradcheck._running_stats import UNCHECKED, running_stats_finding
+
+    X4 = X[:4]
+    for rule, extra in [("pytorch", "counter"), ("keras", "accumulator"), ("pytorch", "cache")]:
+        found, notes = running_stats_finding(build(source(rule, names=("rm", "rv"), extra=extra)), mp.BatchNorm1D(4),
+                                             "BN", X4.shape, 0, "BatchNorm1D")
+        assert found is None and not any(n.startswith(UNCHECKED) for n in notes), notes
+    text = source("pytorch", names=("rm", "rv")).replace("self.extra = np.zeros(D)",
+                                                         "self.extra = np.zeros(D)\n        self.calls = 0")
+    for old, new in changes:
+        assert old in text
+        text = text.replace(old, new, 1)
+    found, notes = running_stats_finding(build(text), mp.BatchNorm1D(4), "BN", X4.shape, 0, "BatchNorm1D")
+    said = [n for n in notes if n.startswith(UNCHECKED)]
+    assert found is None and said and "BN's rm, rv (of a statistic's shape) moved" in said[0], notes  # before: none

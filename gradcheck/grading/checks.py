@@ -1663,7 +1663,7 @@ def _running_stats_graded(verdict: Verdict, layer: Any, reference: Any, xs: list
     reference without running statistics and a momentum (a CS231n pair's, whose ``bn_param`` the test reads with
     :func:`forward_keywords`) is not compared, nor an eval-mode test (``training`` False). Both are copies: the
     comparison adds no training forward to the test's layer. Returns ``verdict``."""
-    from .._running_stats import running_stats_finding
+    from .._running_stats import UNCHECKED, running_stats_finding, unchecked_buffers_line
 
     if not training or len(xs) != 1 or not any(p.passed for p in verdict.parts) or not isinstance(
             getattr(reference, "momentum", None), float):
@@ -1672,16 +1672,22 @@ def _running_stats_graded(verdict: Verdict, layer: Any, reference: Any, xs: list
         ref = copy.deepcopy(reference)
     except Exception:  # noqa: BLE001 - a reference that cannot be copied is not compared (its state would move)
         return verdict
+    cname, rname, why = type(layer).__name__, type(reference).__name__, ""
     try:  # a copy (in the sandbox, RemoteLayer.clone), as the reference's
         own = copy.deepcopy(layer)
-    except Exception:  # noqa: BLE001 - a layer that cannot be copied is compared itself
-        own = layer
+    except Exception as exc:  # noqa: BLE001 - a layer that cannot be copied is compared itself
+        own, why = layer, f"copying {cname} failed ({type(exc).__name__}: {exc}); "
     try:
-        found, notes = running_stats_finding(own, ref, type(layer).__name__, xs[0].shape, 0, type(reference).__name__)
-    except Exception:  # noqa: BLE001 - as check: not compared (its note there), no claim
+        found, notes = running_stats_finding(own, ref, cname, xs[0].shape, 0, rname)
+    except Exception as exc:  # noqa: BLE001 - as check: not compared, said (verify47a F4: a copy that timed out was
+        verdict.notes.append(f"{UNCHECKED} against {rname}'s: {why}comparing them raised "  # "All checked")
+                             f"{type(exc).__name__}: {exc}")
         return verdict
-    verdict.notes += [n for n in notes if re.match(r"running statistics: (not looked for|.* are each a running av)", n)
-                      and n not in verdict.notes]  # what the finder could not settle (verify46a F1, F8)
+    compared = found is not None or any(n.endswith(f"match {rname}'s") for n in notes)
+    line = "" if compared else unchecked_buffers_line(cname, getattr(layer, "protocol", None) or {}, rname)
+    notes += [f"{UNCHECKED}: {line}"] * bool(line)  # (check's line: verify47a F3)
+    verdict.notes += [n for n in notes if re.match(r"running statistics: (not looked for|NOT checked|.* are each a "
+                                                   r"running av)", n) and n not in verdict.notes]  # (verify46a F1, F8)
     for p in verdict.parts if found is not None and found.code == "running-stats" else []:
         if p.passed:
             p.passed, p.message = False, found.message + "."

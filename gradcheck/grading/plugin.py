@@ -1024,8 +1024,11 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function):
 
 def _all_checked(g, names) -> str:
     """A passing test's first line: "All checked: `dX`, ... ok.", but "Checked (not the running statistics,
-    below)" when the notes say they were not looked for (a layer no copy could be made of: verify46a F8)."""
-    unlooked = any(n.startswith("running statistics: not looked for") for n in [*g.notes, *g.verdict.notes])
+    below)" when the notes say they were not looked for (a layer no copy could be made of: verify46a F8) or not
+    checked (:func:`gradcheck._running_stats.unchecked`: verify47a F3, F4, F11)."""
+    from .._running_stats import unchecked
+
+    unlooked = unchecked([*g.notes, *g.verdict.notes])
     return (("Checked (not the running statistics, below): " if unlooked else "All checked: ")
             + ", ".join(map(name_span, names)) + " ok.")
 
