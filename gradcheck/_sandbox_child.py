@@ -1883,12 +1883,16 @@ class Child:
         """:meth:`receive`'s request read and decoded."""
         try:
             WAITING[0] = True  # (os._exit in a handler now: said by _exit_said)
-            # the handlers of signals that came since the last reply was sealed run here, as those that come during the
-            # read: a handler's exception or os._exit ends the child, said, wherever in the wait the signal landed (it
-            # was dropped by _unseal when it came in the few milliseconds before the read: timer47)
-            _SIG[0](signal.SIG_SETMASK, _SIG[1])
+            if self.policy:  # (sealed by the window's end; without the policy the mask is the submission's own)
+                # the handlers of signals that came since the last reply was sealed run here, as those that come
+                # during the read: a handler's exception or os._exit ends the child, said, wherever in the wait the
+                # signal landed (it was dropped by _unseal when it came in the few milliseconds before the read:
+                # timer47)
+                _SIG[0](signal.SIG_SETMASK, _SIG[1])
             header, payload = read_frame(read)
-        except EOFError:
+        except EOFError as exc:  # the end of input, unless a handler of the submission's raised it (sigfix47)
+            if (said := _waiting_failure(exc, self.workdir)) is not None:
+                _die(said, WAITING_EXIT)
             return None
         except PayloadNotRead as exc:  # a submission that holds the memory the request's arrays need: a failure of
             REQUEST[0] = exc.header.get("rid")  # the request, replied as its decoding's (the child lives on, so the
