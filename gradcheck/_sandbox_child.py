@@ -1905,13 +1905,17 @@ class Child:
         finally:
             WAITING[0] = False
         op, COPYING[0], REQUEST[0] = header.get("op"), None, header.get("rid")
-        _cpu_limit(header.get("cpu"))
         try:  # the grader's side: a failure here is never the submission's fault (but for a closed socket)
+            _cpu_limit(header.get("cpu"))
             shared = self.receive_shared(header["shared"]) if header.get("shared") is not None else None
             req = decode(self.np, header.get("args", {}), payload, max_nodes=1 << 40,
                          allowed=ALLOWED_DTYPES | COMPLEX_DTYPES)  # the parent's request
         except BaseException as exc:  # noqa: BLE001 - e.g. MemoryError for very large inputs
             payload = header = None
+            # but for a signal handler of the submission's that landed here, after the read (a frame in its files):
+            # said as one in the wait, before the request ran (verify47b F3: blamed on forward or on the child)
+            if _error(exc, self.workdir)["where"] and (said := _waiting_failure(exc, self.workdir)) is not None:
+                _die(said, WAITING_EXIT)
             self.fail(exc, "grader")
             return op, None, None
         if shared is not None:

@@ -383,3 +383,30 @@ def test_without_the_staff_policy_a_signal_the_submission_blocked_stays_blocked(
     policy (``gradcheck check``) the child leaves the mask as the submission set it: the SIGALRM it blocked itself
     stays pending and its handler never runs, so the second forward returns (it ended the child before)."""
     assert pending_second_forward(tmp_path, PENDING_AT_REPLY, policy=False) is None
+
+
+def test_a_handler_raising_after_the_read_is_named_as_the_wait_s(tmp_path):
+    """verify47b F3: a handler whose signal lands after the request was read, while the child decodes it, was blamed
+    on forward ("raised ValueError ... Expected forward to return") or on the sandbox's own code (exit 70). Made
+    certain here: the submission's numpy.frombuffer, which the child's decode calls, raises SIGALRM once."""
+    source = HANDLER.replace("\nAffine.forward = _timed\n", '''
+
+def _pending(self, X, training=False):
+    frombuffer = np.frombuffer
+
+    def _raising(*args, **kw):
+        np.frombuffer = frombuffer
+        signal.raise_signal(signal.SIGALRM)
+        return frombuffer(*args, **kw)
+    np.frombuffer = _raising
+    return _forward(self, X, training)
+
+
+Affine.forward = _pending
+''')
+    err = pending_second_forward(tmp_path, source, policy=False)
+    assert err is not None and err.reason == "exception", (err and err.reason, str(err))
+    assert "file descriptors" not in str(err) and "sys.exit" not in str(err), str(err)
+    assert "the sandbox process ended while it waited for this request, before running it: the submission's code " \
+           "raised ValueError: raised in the handler (at layers.py:" in str(err)
+    assert "in _boom) between two requests" in str(err), str(err)
