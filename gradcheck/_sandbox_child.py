@@ -1885,12 +1885,16 @@ class Child:
         """:meth:`receive`'s request read and decoded."""
         try:
             WAITING[0] = True  # (os._exit in a handler now: said by _exit_said)
-            # the handlers of signals that came since the last reply was sealed run here, as those that come during the
-            # read: a handler's exception or os._exit ends the child, said, wherever in the wait the signal landed (it
-            # was dropped by _unseal when it came in the few milliseconds before the read: timer47)
-            _SIG[0](signal.SIG_SETMASK, _SIG[1])
+            if self.policy:  # (sealed by the window's end; without the policy the mask is the submission's own)
+                # the handlers of signals that came since the last reply was sealed run here, as those that come
+                # during the read: a handler's exception or os._exit ends the child, said, wherever in the wait the
+                # signal landed (it was dropped by _unseal when it came in the few milliseconds before the read:
+                # timer47)
+                _SIG[0](signal.SIG_SETMASK, _SIG[1])
             header, payload = read_frame(read)
-        except EOFError:
+        except EOFError as exc:  # the end of input, unless a handler of the submission's raised it (sigfix47)
+            if (said := _waiting_failure(exc, self.workdir)) is not None:
+                _die(said, WAITING_EXIT)
             return None
         except PayloadNotRead as exc:  # a submission that holds the memory the request's arrays need: a failure of
             REQUEST[0] = exc.header.get("rid")  # the request, replied as its decoding's (the child lives on, so the
@@ -1903,13 +1907,17 @@ class Child:
         finally:
             WAITING[0] = False
         op, COPYING[0], REQUEST[0] = header.get("op"), None, header.get("rid")
-        _cpu_limit(header.get("cpu"))
         try:  # the grader's side: a failure here is never the submission's fault (but for a closed socket)
+            _cpu_limit(header.get("cpu"))
             shared = self.receive_shared(header["shared"]) if header.get("shared") is not None else None
             req = decode(self.np, header.get("args", {}), payload, max_nodes=1 << 40,
                          allowed=ALLOWED_DTYPES | COMPLEX_DTYPES)  # the parent's request
         except BaseException as exc:  # noqa: BLE001 - e.g. MemoryError for very large inputs
             payload = header = None
+            # but for a signal handler of the submission's that landed here, after the read (a frame in its files):
+            # said as one in the wait, before the request ran (verify47b F3: blamed on forward or on the child)
+            if _error(exc, self.workdir)["where"] and (said := _waiting_failure(exc, self.workdir)) is not None:
+                _die(said, WAITING_EXIT)
             self.fail(exc, "grader")
             return op, None, None
         if shared is not None:

@@ -228,10 +228,10 @@ Affine.forward = _timed
 """
 
 
-def _says_the_handler_raised(text: str) -> None:
+def _says_the_handler_raised(text: str, kind: str = "ValueError") -> None:
     assert "file descriptors" not in text and "sys.exit" not in text, text
     assert "the sandbox process ended while it waited for this request, before running it: the submission's code " \
-           "raised ValueError: raised in the handler (at layers.py:" in text, text
+           f"raised {kind}: raised in the handler (at layers.py:" in text, text
     assert "in _boom; the handler of SIGALRM) between two requests" in text, text
 
 
@@ -284,12 +284,15 @@ def next_call_error(tmp_path, source: str, isolation: str = "process"):
     return err.value
 
 
-def test_the_sandbox_names_the_handler_s_exception_on_the_next_call(tmp_path):
+@pytest.mark.parametrize("kind", ["ValueError", "EOFError"])
+def test_the_sandbox_names_the_handler_s_exception_on_the_next_call(tmp_path, kind):
     """The sandbox's own API: the first forward returns; the handler fires while the child waits; the next call
-    raises SandboxError naming it (reason "exception"), whichever pipe the grader found broken first."""
-    err = next_call_error(tmp_path, HANDLER)
-    assert err.reason == "exception", err.reason
-    _says_the_handler_raised(str(err))
+    raises SandboxError naming it (reason "exception"), whichever pipe the grader found broken first. An EOFError of
+    the handler's is not the end of the grader's input (sigfix47: the child exited 0, "Does the code call
+    sys.exit...")."""
+    err = next_call_error(tmp_path, HANDLER.replace("raise ValueError(", f"raise {kind}("))
+    assert err.reason == "exception", (err.reason, str(err))
+    _says_the_handler_raised(str(err), kind)
 
 
 @pytest.mark.parametrize("isolation", ["process", "namespaces"])
@@ -344,20 +347,66 @@ Affine.forward = _pending
 ''')
 
 
-def test_a_signal_pending_when_the_reply_is_sent_is_named_as_the_wait_s(tmp_path):
-    """Under the staff policy (no_forward_in_backward, as graded): the handler runs as the child starts to wait; the
-    next call says it ended the child while it waited, as a handler whose signal came during the wait."""
+def pending_second_forward(tmp_path, source: str, policy: bool = True):
+    """The SandboxError of the second forward of ``source``'s Affine (:data:`PENDING_AT_REPLY`'s kind), sandboxed
+    with (``policy``) or without the staff policy; None when it returned."""
     import numpy as np
 
     from gradcheck.sandbox import Sandbox, SandboxError
 
-    assert PENDING_AT_REPLY.count("Affine.forward = _pending") == 1
-    (tmp_path / "layers.py").write_text(PENDING_AT_REPLY)
+    assert source.count("Affine.forward = _pending") == 1
+    (tmp_path / "layers.py").write_text(source)
     with Sandbox(files={"layers.py": str(tmp_path / "layers.py")}, timeout=20, hostile=True) as sb:
         sb.import_file("layers.py")
-        layer = sb.load_layer("layers.py", "Affine", {"n_in": 4, "n_out": 3}, no_forward_in_backward=True)
+        layer = sb.load_layer("layers.py", "Affine", {"n_in": 4, "n_out": 3}, no_forward_in_backward=policy)
         assert layer.forward(np.ones((2, 4))).shape == (2, 3)
-        with pytest.raises(SandboxError) as err:
-            layer.forward(np.ones((2, 4)))
-    assert err.value.reason == "exception", (err.value.reason, str(err.value))
-    _says_the_handler_raised(str(err.value))
+        try:
+            assert layer.forward(np.ones((2, 4))).shape == (2, 3)
+        except SandboxError as exc:
+            return exc
+    return None
+
+
+@pytest.mark.parametrize("kind", ["ValueError", "EOFError"])
+def test_a_signal_pending_when_the_reply_is_sent_is_named_as_the_wait_s(tmp_path, kind):
+    """Under the staff policy (no_forward_in_backward, as graded): the handler runs as the child starts to wait; the
+    next call says it ended the child while it waited, as a handler whose signal came during the wait. An EOFError
+    of the handler's is named too (sigfix47: it was read as the end of input, the child exited 0 and the grader
+    asked whether forward called sys.exit)."""
+    err = pending_second_forward(tmp_path, PENDING_AT_REPLY.replace("raise ValueError(", f"raise {kind}("))
+    assert err is not None and err.reason == "exception", (err and err.reason, str(err))
+    _says_the_handler_raised(str(err), kind)
+
+
+def test_without_the_staff_policy_a_signal_the_submission_blocked_stays_blocked(tmp_path):
+    """sigfix47: the wait's unseal (timer47) is the staff policy's, whose windows seal the signals; without the
+    policy (``gradcheck check``) the child leaves the mask as the submission set it: the SIGALRM it blocked itself
+    stays pending and its handler never runs, so the second forward returns (it ended the child before)."""
+    assert pending_second_forward(tmp_path, PENDING_AT_REPLY, policy=False) is None
+
+
+def test_a_handler_raising_after_the_read_is_named_as_the_wait_s(tmp_path):
+    """verify47b F3: a handler whose signal lands after the request was read, while the child decodes it, was blamed
+    on forward ("raised ValueError ... Expected forward to return") or on the sandbox's own code (exit 70). Made
+    certain here: the submission's numpy.frombuffer, which the child's decode calls, raises SIGALRM once."""
+    source = HANDLER.replace("\nAffine.forward = _timed\n", '''
+
+def _pending(self, X, training=False):
+    frombuffer = np.frombuffer
+
+    def _raising(*args, **kw):
+        np.frombuffer = frombuffer
+        signal.raise_signal(signal.SIGALRM)
+        return frombuffer(*args, **kw)
+    np.frombuffer = _raising
+    return _forward(self, X, training)
+
+
+Affine.forward = _pending
+''')
+    err = pending_second_forward(tmp_path, source, policy=False)
+    assert err is not None and err.reason == "exception", (err and err.reason, str(err))
+    assert "file descriptors" not in str(err) and "sys.exit" not in str(err), str(err)
+    assert "the sandbox process ended while it waited for this request, before running it: the submission's code " \
+           "raised ValueError: raised in the handler (at layers.py:" in str(err)
+    assert "in _boom) between two requests" in str(err), str(err)
