@@ -49,6 +49,7 @@ from .diagnose import (
     RANDOM_TWIN,
     Finding,
     _again_at,
+    _other_point_stop,
     _find,
     _grown_shape,
     _precision,
@@ -2837,14 +2838,25 @@ def _squeezed_loss_line(args, loss, data, init, more) -> str | None:
             f"{', '.join(t for t in res.failing_tensors if t != 'L') or g}{what}.")
 
 
-def _loss_again(args, loss, data, more, eps=None, keep_pass=True):
+def _loss_again(args, loss, data, more, eps=None, keep_pass=True, seen=None):
     """``(ran, result)``: :func:`gradcheck.check.check_loss` of ``loss`` at ``data = (y_true, y_pred)`` with the
     check's options and its ``more = (twin, reference, name)`` (``eps``: another step than --eps), through the one
     "check again at another point" step a layer's diagnosis takes too (:func:`gradcheck.diagnose._again_at`):
     ``ran`` False when the loss cannot be checked there or gives no verdict (the first point's verdict stands);
-    ``result`` None when it passed there (``keep_pass`` False)."""
-    return _again_at(lambda: check_loss(loss, *data, twin=more[0], seed=args.seed, rtol=args.rtol, atol=args.atol,
-                                        eps=args.eps if eps is None else eps, name=more[2], reference=more[1]), keep_pass)
+    ``result`` None when it passed there (``keep_pass`` False); ``seen``, a list: what the check gave or raised
+    appended (to tell why ``ran`` is False)."""
+    def run():
+        try:
+            got = check_loss(loss, *data, twin=more[0], seed=args.seed, rtol=args.rtol, atol=args.atol,
+                             eps=args.eps if eps is None else eps, name=more[2], reference=more[1])
+        except Exception as e:  # noqa: BLE001 - kept for the caller, raised on to _again_at
+            if seen is not None:
+                seen.append(e)
+            raise
+        if seen is not None:
+            seen.append(got)
+        return got
+    return _again_at(run, keep_pass)
 
 
 def _fails_again(line, res2, data, data2, what):
@@ -2874,13 +2886,22 @@ def _loss_other_batch(args, loss, data, more):
     except Exception:  # noqa: BLE001 - kinds that do not fit the other shape: no claim
         return None
     data2 = (y_true2, y_pred2.astype(y_pred.dtype))
-    if not (again := _loss_again(args, loss, data2, more, keep_pass=False))[0]:
-        return None
+    seen: list = []
+
+    again = _loss_again(args, loss, data2, more, keep_pass=False, seen=seen)
     name = loss_arg_names(loss)[0]
     line = (f"the batch size {n} equals the last axis of {name}, so a backward dividing by the one for the other "
             f"passes there: also checked at a batch of {n + 1}" if n == y_pred.shape[-1] else
             f"{name} of shape {y_pred.shape} has two axes of one size, so a backward dividing by the one for the "
             f"other passes there: also checked at shape {shape}")
+    if not again[0]:  # raised or no verdict there: never silent (verify47b F6, F7)
+        got = seen[-1] if seen else None
+        where = f"at a batch of {n + 1}" if n == y_pred.shape[-1] else f"at {name} of shape {shape}"
+        failed, why = _other_point_stop(got, where)
+        if failed:  # a right backward runs wherever its forward runs: a size read from the one axis for the other
+            raise GradientShapeError(f"{more[2]} passes at the drawn {name} of shape {y_pred.shape} but {why}")
+        return (f"{line.replace('also checked', 'also tried')}: no verdict there: {why}; the PASS is at the drawn "
+                f"data alone (check at a non-square --input-shape too)"), None, data
     return _fails_again(line, again[1], data, data2, "data")
 
 

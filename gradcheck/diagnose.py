@@ -8429,6 +8429,28 @@ def _again_at(run: Any, keep_pass: bool = False) -> tuple[bool, Any]:
     return True, d
 
 
+def _other_point_stop(got: Any, where: str) -> tuple[bool, str]:
+    """``(failed, why)`` of a check again at another point of one size grown (:func:`at_other_batch`, ``gradcheck
+    check``'s ``_loss_other_batch``) that gave no PASS or FAIL to take: ``got`` the diagnosis or loss result there, or
+    what the check raised. ``failed`` when backward raised or returned a wrong shape there while forward ran (a right
+    backward runs wherever its forward runs: a size read from the one axis for the other, verify47b F6); else no
+    verdict (forward raised there: a layer of one batch size, ``Y = X @ X``; a NaN; no gradient judged: F7). ``why``:
+    the words "<where> backward raised ...", or why there is no verdict."""
+    err = got if isinstance(got, BaseException) else getattr(got, "error", None)
+    if err is not None:
+        text = str(err)
+        said = re.sub(r"^while checking [^:]*: forward\([^)]*\) then backward\([^)]*\): ", "", text)
+        m = re.search(r"(forward|backward)\w*\(", said)
+        if isinstance(err, GradientShapeError) or (m is not None and m.group(1) == "backward"):
+            return True, f"{where} its backward fails: {said}"
+        if m is not None and m.group(1) == "forward":
+            return False, f"{where} its forward raised ({said})"
+        return False, f"{where} the check stopped ({said})"
+    if got is not None and not isinstance(got, CheckResult) and "non-finite" in got.codes:
+        return False, f"{where} a value is NaN or infinite"
+    return False, f"{where} no gradient could be judged (NOT CHECKED there)"
+
+
 def _no_verdict(d: Any) -> bool:
     """Whether outcome ``d`` (a diagnosis or a loss's :class:`CheckResult`) gives no verdict: a gradient NOT CHECKED
     (an atol passing any gradient of its size) or none compared, and none failing, no error finding, in any mode.
@@ -8575,9 +8597,17 @@ def at_other_batch(layer: Any, X: Any, diag: Diagnosis, check: Any, seed: int) -
     # the first input grown, the others as they are (a CS231n pair's gamma and beta: verify43c F3); an input that
     # has the batch axis too makes the check raise there: no claim
     X2 = [np.random.default_rng([seed, 43]).standard_normal(shape).astype(x0.dtype), *inputs[1:]]
-    ran, d = _again_at(lambda: check(X2), keep_pass=True)
-    if d is None:  # raised or stopped there (a layer of square inputs alone: Y = X @ X): no claim about that batch
-        return diag
+    seen: list = []
+
+    def run():
+        try:
+            seen.append(check(X2))
+        except Exception as e:  # noqa: BLE001 - told below (_other_point_stop), _again_at re-raises gradcheck's own
+            seen.append(e)
+            raise
+        return seen[-1]
+
+    ran, d = _again_at(run, keep_pass=True)
     x = V.input_names(layer, 1)[0]
     a = next(i for i in range(x0.ndim) if shape[i] != x0.shape[i])  # the first axis grown
     if a == 0 and x0.shape[0] == x0.shape[-1]:
@@ -8586,6 +8616,19 @@ def at_other_batch(layer: Any, X: Any, diag: Diagnosis, check: Any, seed: int) -
     else:
         line = (f"{x} of shape {x0.shape} has two axes of one size, so a backward reading a size from the one for "
                 f"the other passes there: also checked at shape {shape}")
+    if d is None:  # raised, stopped or no verdict there: never silent (verify47b F6, F7)
+        got = seen[-1] if seen else None
+        failed, why = _other_point_stop(got, f"at {x} of shape {shape}")
+        if failed and isinstance(got, Diagnosis):  # a right backward runs wherever its forward runs
+            got.error = GradientShapeError(f"{diag.name} passes at the drawn {x} of shape {x0.shape} but {why}")
+            got.findings.append(Finding("other-batch-note", line + ": the layer passes at the drawn input but "
+                                        "FAILS there (see the error below)", severity="info"))
+            return got
+        tried = line.replace("also checked", "also tried")
+        diag.findings.append(Finding("other-batch-note", f"{tried}: no verdict there: {why}; the PASS is at the drawn "
+                                     f"input alone (check at a non-square --input-shape too if {x} can take one)",
+                                     severity="info"))
+        return diag
     if d.passed:
         diag.findings.append(Finding("other-batch-note", line + " (passed)", severity="info"))
         return diag

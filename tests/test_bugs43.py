@@ -204,7 +204,10 @@ def test_a_layer_of_square_inputs_alone_claims_no_other_batch(tmp_path):
     """Y = X @ X runs on square inputs alone: the check at a batch of 6 cannot run, and the note must not say it
     passed there (it said "also checked at a batch of 6 (passed)")."""
     code, out = check_source(tmp_path, MAT_SQUARE, "MatSquare", "--input-shape", "5,5")
-    assert code == 0 and "batch of 6" not in " ".join(out.split()), out
+    said = " ".join(out.split())
+    assert code == 0 and "(passed)" not in said and "also checked with 6" not in said, out
+    # verify47b F7: the batch of 6 tried is told, with why there is no verdict there
+    assert "also tried with 6 along the first axis: no verdict there: at X of shape (6, 5) its forward raised" in said
 
 
 SHARED_MASKS = """
@@ -313,4 +316,74 @@ def test_a_batch_of_6_that_gives_no_verdict_is_no_fail_of_a_right_one(tmp_path, 
     exit 3, nothing failing. No verdict there is no claim: the first point's PASS stands (one step, _again_at)."""
     source, name, args = SCALED[kind]
     code, out = check_source(tmp_path, source, name, "--input-shape", "5,5", *args)
-    assert code == 0 and f"PASS: {name}" in out and "FAILS there" not in " ".join(out.split()), out
+    said = " ".join(out.split())
+    assert code == 0 and f"PASS: {name}" in out and "FAILS there" not in said, out
+    # verify47b F7: no verdict there is said, not dropped (the PASS is at the drawn input alone)
+    assert "also tried" in said and "no verdict there:" in said and "no gradient could be judged" in said, out
+
+
+BATCH_BOUND = """
+import numpy as np
+
+class RowSumShapeBug:
+    def __init__(self):
+        self.params, self.grads = {}, {}
+
+    def forward(self, X):
+        self.X = X
+        return X.sum(axis=1, keepdims=True)
+
+    def backward(self, dY):
+        return dY * np.ones((self.X.shape[0], self.X.shape[0]))
+
+class RowSumShapeBug2(RowSumShapeBug):
+    def backward(self, dY):
+        return dY * np.ones((self.X.shape[1], self.X.shape[1]))
+
+class LinBShape:
+    def __init__(self, n_in=5, n_out=3):
+        rng = np.random.default_rng(0)
+        self.params = {"W": rng.standard_normal((n_in, n_out)), "b": rng.standard_normal(n_out)}
+        self.grads = {}
+
+    def forward(self, X):
+        self.X = X
+        return X @ self.params["W"] + self.params["b"]
+
+    def backward(self, dY):
+        self.grads["W"] = self.X.T @ dY
+        self.grads["b"] = np.ones(self.params["W"].shape[0]) @ dY
+        return dY @ self.params["W"].T
+
+class Center5Raises:
+    def __init__(self):
+        self.params, self.grads = {}, {}
+
+    def forward(self, X):
+        return X - X.mean(axis=0)
+
+    def backward(self, dY):
+        return dY - np.full((5, 5), 0.2) @ dY
+
+class MSEFixed5:
+    def forward(self, y_true, y_pred):
+        self.d = y_pred - y_true
+        return float(np.mean(self.d ** 2))
+
+    def backward(self):
+        return 2 * self.d * np.full((5, self.d.shape[1]), 1.0 / self.d.size)
+"""
+
+
+@pytest.mark.parametrize("name", ["RowSumShapeBug", "RowSumShapeBug2", "LinBShape", "Center5Raises", "MSEFixed5"])
+def test_a_backward_that_breaks_at_a_batch_of_6_fails(tmp_path, name):
+    """verify47b F6: at a square (5, 5) input a backward reading a size from the one axis for the other, so that at a
+    batch of 6 it raises or returns a wrong shape (dX of (6, 6), ``np.ones(n_in) @ dY``, ``np.full((5, 5), .2) @ dY``,
+    a loss's ``np.full((5, D), ...)``), PASSed, exit 0, the batch of 6 dropped unsaid. Its forward runs there, so
+    a right backward does: FAIL (exit 1) naming the batch of 6."""
+    code, out = check_source(tmp_path, BATCH_BOUND, name, "--input-shape", "5,5",
+                             *(["--loss"] if name.startswith("MSE") else []))
+    said = " ".join(out.split())
+    where = "at a batch of 6" if name.startswith("MSE") else "at X of shape (6, 5)"
+    assert code == 1 and "PASS" not in out and f"{name} passes at the drawn" in said, out
+    assert f"but {where} its backward fails: {name}.backward(" in said, out
