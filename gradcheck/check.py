@@ -1361,9 +1361,6 @@ def _deeper(c0, rescan, idx, rtol, atol, top, sigma=None):
         with np.errstate(invalid="ignore", divide="ignore"):
             settled = ~mismatched(c2, c4, rtol / 4, atol / 4) & (np.abs(c2 - c4) <= np.abs(c1 - c2))
             ratio = np.abs(c2 - c4) / np.abs(c1 - c2)
-            R1, ok1 = extrapolated(c1, c2, c4, rtol, atol, order=1)  # an h law (Huber's switch, large47)
-            linear = ~okl & ok1 & (H1_SHRINK[0] <= ratio) & (ratio <= H1_SHRINK[1])
-            Rl, okl = np.where(linear, R1, Rl), okl | linear
             vals = np.stack([c2, c4, Rl, richardson(c1, c2, c4)[1]])
             lo, hi = np.where(at, np.fmin.reduce(vals), lo), np.where(at, np.fmax.reduce(vals), hi)
         R, ok = np.where(at, np.where(okl, Rl, c4), R), ok | at & (okl | settled)
@@ -1426,12 +1423,6 @@ ROUNDOFF_DRAWS = 4
 #: term. Round-off, which grows as the step shrinks, does not fit them, nor differences that stopped changing (no
 #: ``h^2`` law: a kink, a step below the function's scale).
 H2_SHRINK = (0.15, 0.35)
-
-#: The same for differences whose error is linear in the step, ``C(h) = f' + a h + O(h^2)``, where ``f''`` jumps at
-#: the point (a C1 switch: Huber's at ``|z| = 1``): halving the step halves their change (0.5); :func:`_deeper`
-#: extrapolates those to ``h -> 0`` by the first-order Richardson step (large47: a right Huber with an entry at its
-#: switch was NOT CHECKED at ``X + 1e3``, its differences off by ``h/4`` at every step down to ``h/1024``).
-H1_SHRINK = (0.4, 0.6)
 
 
 def _nondeterministic(call: Call, Y1, Y2, cfg: CheckConfig) -> CheckResult:
