@@ -148,16 +148,23 @@ def test_a_step_larger_than_the_function_scale_gives_a_true_verdict(name, c, mod
     """verify46c F3, F6, F8, F9 (large47): the step ``eps |x|`` (6e-3 at 1e3, 6 at 1e6, 600 at 1e8) spans the scale of
     Huber's switch, 1/z's pole, tanh(10 z)'s slope or a piecewise-linear function's knots. The right layers were NOT
     CHECKED (Huber, 1/z at 1e6) or FAILed (1/z and tanh at 1e8, the piecewise-linear one at 1e6, -1e7): the entries
-    whose one-sided differences disagree are now tried at smaller steps (and a difference off by ``h/4`` extrapolated
-    to ``h -> 0`` as a first-order law); a backward 0.1% wrong FAILs. The piecewise-linear entries on a knot stay
-    kinks."""
+    whose one-sided differences disagree are now tried at smaller steps; a backward 0.1% wrong FAILs. Huber's right
+    layer is NOT CHECKED again (lfix47: the first-order law was unsound, verify47c F0). The piecewise-linear entries
+    on a knot stay kinks."""
     res = check_layer(_Shifted(_LARGE[name], c, factor), c + _z(name), twin=None, seed=0, mode=mode)
     verdict = "PASS" if res.passed and not res.unchecked else "NOT CHECKED" if res.unchecked else "FAIL"
-    assert verdict == ("PASS" if factor == 1.0 else "FAIL"), res.table()
+    right = "NOT CHECKED" if name == "huber" else "PASS"  # lfix47: no first-order law (verify47c F0), as on main
+    assert verdict == (right if factor == 1.0 else "FAIL"), res.table()
 
 
-@pytest.mark.parametrize("c, mode, name, code", [(1e3, "sample", "Huber", 0), (1e3, "full", "Huber", 0),
-                                                 (1e7, "sample", "Huber", 0), (1e3, "sample", "HuberWrong", 1)])
+_F5 = pytest.mark.xfail(strict=True, reason="verify46c F5 open again: db FAILs as on main once the first-order "
+                                            "law is gone (verify47c F0, lfix47)")
+
+
+@pytest.mark.parametrize("c, mode, name, code", [pytest.param(1e3, "sample", "Huber", 0, marks=_F5),
+                                                 pytest.param(1e3, "full", "Huber", 0, marks=_F5),
+                                                 pytest.param(1e7, "sample", "Huber", 0, marks=_F5),
+                                                 (1e3, "sample", "HuberWrong", 1)])
 def test_a_right_huber_parameter_at_its_switch_passes(tmp_path, c, mode, name, code):
     """verify46c F5 (large47): ``b[1] - C = 1``, Huber's switch: its differences are off by ``h/4`` at every step; the
     check FAILed db at C = 1e3 in every mode (its diagnosis saying the numbers could not tell) and the sample probe
