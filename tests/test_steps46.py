@@ -148,16 +148,23 @@ def test_a_step_larger_than_the_function_scale_gives_a_true_verdict(name, c, mod
     """verify46c F3, F6, F8, F9 (large47): the step ``eps |x|`` (6e-3 at 1e3, 6 at 1e6, 600 at 1e8) spans the scale of
     Huber's switch, 1/z's pole, tanh(10 z)'s slope or a piecewise-linear function's knots. The right layers were NOT
     CHECKED (Huber, 1/z at 1e6) or FAILed (1/z and tanh at 1e8, the piecewise-linear one at 1e6, -1e7): the entries
-    whose one-sided differences disagree are now tried at smaller steps (and a difference off by ``h/4`` extrapolated
-    to ``h -> 0`` as a first-order law); a backward 0.1% wrong FAILs. The piecewise-linear entries on a knot stay
-    kinks."""
+    whose one-sided differences disagree are now tried at smaller steps; a backward 0.1% wrong FAILs. Huber's right
+    layer is NOT CHECKED again (lfix47: the first-order law was unsound, verify47c F0). The piecewise-linear entries
+    on a knot stay kinks."""
     res = check_layer(_Shifted(_LARGE[name], c, factor), c + _z(name), twin=None, seed=0, mode=mode)
     verdict = "PASS" if res.passed and not res.unchecked else "NOT CHECKED" if res.unchecked else "FAIL"
-    assert verdict == ("PASS" if factor == 1.0 else "FAIL"), res.table()
+    right = "NOT CHECKED" if name == "huber" else "PASS"  # lfix47: no first-order law (verify47c F0), as on main
+    assert verdict == (right if factor == 1.0 else "FAIL"), res.table()
 
 
-@pytest.mark.parametrize("c, mode, name, code", [(1e3, "sample", "Huber", 0), (1e3, "full", "Huber", 0),
-                                                 (1e7, "sample", "Huber", 0), (1e3, "sample", "HuberWrong", 1)])
+_F5 = pytest.mark.xfail(strict=True, reason="verify46c F5 open again: db FAILs as on main once the first-order "
+                                            "law is gone (verify47c F0, lfix47)")
+
+
+@pytest.mark.parametrize("c, mode, name, code", [pytest.param(1e3, "sample", "Huber", 0, marks=_F5),
+                                                 pytest.param(1e3, "full", "Huber", 0, marks=_F5),
+                                                 pytest.param(1e7, "sample", "Huber", 0, marks=_F5),
+                                                 (1e3, "sample", "HuberWrong", 1)])
 def test_a_right_huber_parameter_at_its_switch_passes(tmp_path, c, mode, name, code):
     """verify46c F5 (large47): ``b[1] - C = 1``, Huber's switch: its differences are off by ``h/4`` at every step; the
     check FAILed db at C = 1e3 in every mode (its diagnosis saying the numbers could not tell) and the sample probe
@@ -192,3 +199,71 @@ def test_the_diagnosis_names_a_wrong_factor_far_from_zero_not_noise(tmp_path, ca
     assert main(["check", f"{tmp_path / 'layers.py'}::ExpWrong", "--input-shape", "3,4"]) == 1
     out = " ".join(capsys.readouterr().out.split())
     assert "db is 1.01 times the correct gradient" in out and "own uncertainty" not in out, out
+
+
+class _AtSwitch(_Shifted):
+    """Huber of ``X - c`` whose backward gives ``1 - (1 - k) d`` at its one entry ``z = 1 - d`` (``k`` 0: right;
+    0.5: ``1 - d/2``, what a first-order extrapolation of the differences there converges to)."""
+
+    def __init__(self, c, d, k):
+        super().__init__(_huber, c)
+        self.d, self.k = d, k
+
+    def backward(self, dY):
+        g = np.clip(self.X - self.c, -1.0, 1.0)
+        g[0, 0] = 1 - (1 - self.k) * self.d
+        return dY * g
+
+
+@pytest.mark.parametrize("c, d", [(1e3, 1e-5), (1e3, 3e-5), (1e6, 3e-5), (1e6, 1e-3)])
+@pytest.mark.parametrize("k", [0.0, 0.5])
+def test_an_entry_just_below_hubers_switch_gets_no_false_verdict(c, d, k):
+    """verify47c F0: within ``d < h`` of Huber's switch the differences are ``1 - d/2 - h/4 - d^2/(4h)``, which looks
+    like a first-order law with limit ``1 - d/2``; extrapolated so (large47's ``H1_SHRINK``), the right backward
+    (``1 - d``) FAILed and one giving ``1 - d/2`` PASSed at X + 1e3 and 1e6. The right one must not FAIL (PASS or
+    NOT CHECKED), the wrong one must not PASS."""
+    z = np.random.default_rng(1).standard_normal((4, 4))
+    z[0, 0] = 1 - d
+    res = check_layer(_AtSwitch(c, d, k), c + z, twin=None, seed=0, mode="full")
+    verdict = "PASS" if res.passed and not res.unchecked else "NOT CHECKED" if res.unchecked else "FAIL"
+    assert verdict != ("FAIL" if k == 0.0 else "PASS"), res.table()
+
+
+@pytest.mark.parametrize("c, d", [(1e3, 1e-5), (1e3, 3e-5), (1e6, 1e-4)])
+def test_a_right_elu_near_zero_far_from_zero_does_not_fail(c, d):
+    """verify47c F0: ELU (C1 at 0, ``f''`` jumping there), entries at ``+-d``, ``2d``, ``-3d``: FAILed at X + 1e3/1e6
+    with the first-order extrapolation (main: PASS or NOT CHECKED)."""
+    z = np.random.default_rng(1).standard_normal((4, 4))
+    z[0, :4] = [d, -d, 2 * d, -3 * d]
+    elu = lambda z: anp.where(z > 0, z, anp.exp(anp.minimum(z, 0)) - 1)  # noqa: E731
+    res = check_layer(_Shifted(elu, c), c + z, twin=None, seed=0, mode="full")
+    assert res.unchecked or res.passed, res.table()
+
+
+class _BiasedPwl:
+    """``pwl(X + b - 1e6)``, ``b = 1e6 + [0, .3, -.2, .1]``, its backward ``factor`` times HIPS autograd's VJP."""
+
+    def __init__(self, factor):
+        self.factor, self.params, self.grads = factor, {"b": 1e6 + np.array([0.0, 0.3, -0.2, 0.1])}, {}
+
+    def forward(self, X, training=False):
+        self.X = X.copy()
+        return np.asarray(_pwl(X + (self.params["b"] - 1e6)))
+
+    def backward(self, dY):
+        dz = grad(lambda z: anp.sum(_pwl(z) * dY))(self.X + (self.params["b"] - 1e6))
+        self.grads["b"] = self.factor * dz.sum(0)
+        return dz
+
+
+@pytest.mark.parametrize("mode", ["full", "fast"])
+@pytest.mark.parametrize("factor", [1.0, 1.01])
+def test_a_piecewise_linear_bias_on_a_knot_near_1e6_gets_a_true_verdict(mode, factor):
+    """verify47c F1: one entry of column 0 exactly on a knot (``z = -1``), the step of 6 spanning the other knots:
+    large47's span retry resolved its neighbour, the knot entry became the worst failing one and a right layer FAILed
+    db (``db[0] manual=-8.48 numerical=-1.52``; main PASSed). It is a kink at every step down to the floor, where the
+    central difference (the mean of the sides) agrees; a 1% wrong db FAILs."""
+    z = 1.5 * np.random.default_rng(2).standard_normal((4, 4))
+    z[0, 0], z[1, 0] = -1.0, 1e-3
+    res = check_layer(_BiasedPwl(factor), z, twin=None, seed=0, mode=mode)
+    assert (res.passed and not res.unchecked) == (factor == 1.0), res.table()
