@@ -697,7 +697,10 @@ def _changed(probe: Any, k: str) -> None:
     """The array at ``k`` of the layer ``probe`` (an attribute ``a``, or a path of :func:`stat_state`:
     ``stats['running_mean']``, ``running[0]``) moved by a step away from its value, in place of it."""
     m = re.fullmatch(r"(\w+)\[(.+)\]", k)
-    step = (lambda v: np.asarray(v) + 0.5 + 0.5 * np.abs(np.asarray(v)))
+
+    def step(v):
+        return np.asarray(v) + 0.5 + 0.5 * np.abs(np.asarray(v))
+
     if m is None:  # (set in the sandbox's child for a sandboxed layer: verify47a F11)
         return adapter_call(probe, "set_weights", {k: step(adapter_call(probe, "stat_values")[k])})
     c, i = getattr(probe, m[1]), ast.literal_eval(m[2])

@@ -19,6 +19,7 @@ from ._layout import layout_rerun, loss_layout_rerun
 from .compare import (
     ATOL_FLOOR,
     EXTRAPOLATION_ROUNDOFF,
+    FINER,
     NOISY,
     PART,
     VACUOUS,
@@ -34,9 +35,8 @@ from .compare import (
     part_swamped,
     relative_error,
     richardson,
-    sides_disagree,
-    FINER,
     sides_agree_at,
+    sides_disagree,
     smooth_mask,
     step_covered,
     swamped_by,

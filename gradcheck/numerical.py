@@ -38,8 +38,8 @@ from ._kernel import (
     _check_method,
     difference_quotient,
     kernel,
-    richardson_step,
     probe_rng,
+    richardson_step,
     upstream_draw,
 )
 from .compare import FINER, norm_relative_error, sides_agree_at, smooth_mask
