@@ -380,25 +380,24 @@ def step_covered(analytic: np.ndarray, c1: np.ndarray, c2: np.ndarray, c4: np.nd
         return np.nan_to_num(np.abs(a - R) <= 2 * E, nan=0).astype(bool)
 
 
-def richardson(c1: Any, c2: Any, c4: Any, order: int = 2) -> tuple[np.ndarray, np.ndarray]:
+def richardson(c1: Any, c2: Any, c4: Any) -> tuple[np.ndarray, np.ndarray]:
     r"""Richardson's extrapolations of central differences at ``h``, ``h/2``, ``h/4``: ``R = (4 C(h/2) - C(h)) / 3``
     and the same one step down, ``R' = (4 C(h/4) - C(h/2)) / 3``, each by :func:`gradcheck._kernel.richardson_step`
     (the one place the formula is written; the kernel's ``"richardson"`` method forms it too).
 
     ``C(h) = f' + a h^2 + b h^4 + ...`` (Nocedal & Wright sec. 8.1), so ``R = f' - b h^4 / 4 + ...``: the ``h^2``
     term cancels, and ``R - R'`` is 15/16 of ``R``'s own truncation error. Round-off: ``R``'s is at most 3 times
-    ``C(h)``'s. ``order`` 1: the ``h`` term cancelled instead (:func:`gradcheck._kernel.richardson_step`). Returns
-    float64 arrays of the inputs' shape.
+    ``C(h)``'s. Returns float64 arrays of the inputs' shape.
 
     >>> [float(v) for v in richardson(1 + 0.04, 1 + 0.01, 1 + 0.0025)]  # f' = 1, a h^2 = 0.04, no h^4 term
     [1.0, 1.0]
     """
     c1, c2, c4 = (np.asarray(v, dtype=np.float64) for v in (c1, c2, c4))
     with np.errstate(invalid="ignore"):
-        return richardson_step(c1, c2, order), richardson_step(c2, c4, order)
+        return richardson_step(c1, c2), richardson_step(c2, c4)
 
 
-def extrapolated(c1: Any, c2: Any, c4: Any, rtol: float, atol: float, order: int = 2) -> tuple[np.ndarray, np.ndarray]:
+def extrapolated(c1: Any, c2: Any, c4: Any, rtol: float, atol: float) -> tuple[np.ndarray, np.ndarray]:
     r"""``(R, converged)``: :func:`richardson`'s ``R`` of central differences at ``h``, ``h/2``, ``h/4``, and where
     its own truncation error is a small share of the tolerance: ``R`` and ``R'``, the extrapolation one step down,
     agree by the one rule (:func:`mismatched`) at a quarter of ``rtol`` and ``atol`` (an ``atol`` below
@@ -419,7 +418,7 @@ def extrapolated(c1: Any, c2: Any, c4: Any, rtol: float, atol: float, order: int
     >>> bool(extrapolated(0.51, 0.52, 0.54, 1e-6, 1e-9)[1])  # relu beside its kink: no h^2 law
     False
     """
-    R, R2 = richardson(c1, c2, c4, order)
+    R, R2 = richardson(c1, c2, c4)
     with np.errstate(invalid="ignore"):
         ok = ~mismatched(R, R2, rtol / 4, atol / 4) & np.isfinite(R) & np.isfinite(R2)
     return R, np.asarray(ok, dtype=bool)
