@@ -180,22 +180,110 @@ def test_float32_softmax_vjp_on_a_long_row_sums_pairwise():
         assert err <= 4e-7, (name, err)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "softmax47, left open: gradcheck's --reference probe at inputs of size 1000 (gradcheck/_large_inputs.py) compares "
-    "finite gradients with the check's atol; a right student MultiHeadAttention with the textbook softmax VJP "
-    "(lessons 33/34's solution) now differs from manualprop's by its own round-off there (db_k -2.3e-11 where "
-    "manualprop's is 0; atol 6.1e-13) and FAILs; on main both cancelled alike and agreed"))
+def _textbook_vjp(p, g, axis=-1):
+    """Lessons 33/34's softmax VJP: right, and cancelling on a saturated row (its round-off where the stable one gives 0)."""
+    return p * (g - (g * p).sum(axis=axis, keepdims=True))
+
+
 def test_a_textbook_attention_checked_against_manualprops_passes_at_large_inputs(monkeypatch):
+    """softmax47/attn48: a right MultiHeadAttention with the textbook VJP differs from manualprop's at X - 1000 by its
+    round-off (db_k 4.4e-11 where manualprop's is 0, dW_q 4.9e-8; atols 6.0e-13 and 1.4e-9) and FAILed; each
+    gradient's atol there is now eps |x|^2 times the scale of its kind (``shifted_roundoff``)."""
     import manualprop.attention as mpa
     from gradcheck import check_layer
 
     class Textbook(mp.MultiHeadAttention):
         def backward(self, dY):
             with monkeypatch.context() as m:
-                m.setattr(mpa, "softmax_vjp", lambda p, g, axis=-1: p * (g - (g * p).sum(axis=axis, keepdims=True)))
+                m.setattr(mpa, "softmax_vjp", _textbook_vjp)
                 return super().backward(dY)
 
     X = np.random.default_rng(0).standard_normal((3, 8, 16))
     ref = mp.MultiHeadAttention(16, 2, rng=np.random.default_rng(0))
     res = check_layer(Textbook(16, 2, rng=np.random.default_rng(0)), X, twin=None, reference=ref, seed=0, mode="fast")
     assert res.passed, [r.tensor for r in res.records if not r.passed]
+    assert any(r.tensor == "db_k (X - 1000)" for r in res.records)  # compared there, not skipped
+
+
+#: a textbook MultiHeadAttention with one planted error: (where, what) -> the records that must FAIL
+WRONG = {
+    "dX off 1e-8 at large inputs": ["dX (X + 1000)", "dX (X - 1000)"],
+    "dW_q off 1e-8 at large inputs": ["dW_q (X + 1000)", "dW_q (X - 1000)"],
+    "db_k off 1e-8 at large inputs": ["db_k (X + 1000)", "db_k (X - 1000)"],
+    "db_q sign": ["db_q"],
+    "softmax VJP sign": ["dX", "dW_q", "dW_k", "db_q", "db_k"],
+}
+
+
+@pytest.mark.parametrize("bug", sorted(WRONG))
+def test_a_wrong_attention_still_fails_against_the_reference(monkeypatch, bug):
+    """attn48: the allowance at X +/- 1000 is eps |x|^2 (2.2e-10) times the scale of each gradient's own kind, so an
+    error of 1e-8 of that scale (dX's own largest |value|, the largest of the (E, E) weights' or the biases'
+    gradients), planted only at large inputs (the layer right at the drawn input), FAILs there, in that tensor
+    alone, also in db_k and dW_q, whose values there are about 0 (smfix47's single scale, dW_o's 1.1e4, let dX's
+    pass). An error of 1e-8 of an entry's own size is below the check's rtol (1e-6) anywhere. A sign error FAILs at
+    the drawn input. (A sign error in db_k alone is no bug: no output depends on b_k, its gradient is 0 at every
+    input, exactly.)"""
+    import manualprop.attention as mpa
+    from gradcheck import check_layer
+
+    class Wrong(mp.MultiHeadAttention):
+        def forward(self, X, training=False):
+            self.large = bool((np.abs(X) > 500).any())
+            return super().forward(X, training)
+
+        def backward(self, dY):
+            vjp = ((lambda p, g, axis=-1: p * (g + (g * p).sum(axis=axis, keepdims=True)))
+                   if bug == "softmax VJP sign" else _textbook_vjp)
+            with monkeypatch.context() as m:
+                m.setattr(mpa, "softmax_vjp", vjp)
+                dX = super().backward(dY)
+            if bug == "db_q sign":
+                self.grads["b_q"] = -self.grads["b_q"]
+            if self.large and bug.endswith("off 1e-8 at large inputs"):
+                key = bug.split()[0][1:]
+                t = dX if key == "X" else self.grads[key]
+                kind = [dX] if key == "X" else [g for g in self.grads.values() if g.shape == t.shape]
+                t += 1e-8 * max(np.max(np.abs(g)) for g in kind)
+            return dX
+
+    X = np.random.default_rng(0).standard_normal((3, 8, 16))
+    ref = mp.MultiHeadAttention(16, 2, rng=np.random.default_rng(0))
+    res = check_layer(Wrong(16, 2, rng=np.random.default_rng(0)), X, twin=None, reference=ref, seed=0, mode="fast")
+    assert sorted(r.tensor for r in res.records if not r.passed) == sorted(WRONG[bug])
+
+
+@pytest.mark.parametrize("off", [1e-6, 1e-8])
+def test_a_softmax_off_only_at_large_inputs_still_fails_against_the_reference(off):
+    """smfix47: the allowance at X +/- 1000 (eps |x|^2 S = 2.2e-10 S, S the largest |dX| there) leaves a finite error
+    of ``off`` S there a FAIL (dX off by that much where the saturated rows' is about 0), on the shifted rows alone:
+    the layer is right at the drawn input."""
+    from gradcheck import check_layer
+
+    class Off(mp.Softmax):
+        def forward(self, X):
+            self.large = bool((np.abs(X) > 500).any())
+            return super().forward(X)
+
+        def backward(self, dY):
+            dX = super().backward(dY)
+            return dX + off * np.max(np.abs(dX)) if self.large else dX
+
+    X = np.random.default_rng(0).standard_normal((4, 10)) * 3
+    res = check_layer(Off(axis=-1), X, twin=None, reference=mp.Softmax(axis=-1), seed=0, mode="fast")
+    assert [r.tensor for r in res.records if not r.passed] == ["dX (X + 1000)", "dX (X - 1000)"]
+
+
+def test_the_allowance_at_large_inputs_keeps_each_gradients_units():
+    """attn48: ``shifted_roundoff`` scales an input gradient by its own largest value and a parameter gradient by the
+    largest of its shape's (its kind), never by another kind's: dW = X^T dY at X ~ 1000 is |x| N times dX, and
+    smfix47's one scale over all let a backward of central differences (dX 1e-6 off) pass."""
+    from gradcheck._large_inputs import shifted_roundoff
+
+    X = np.full((8, 5), 1000.0)
+    grads = {"@X": np.full((8, 5), 2.0), "W": np.full((3, 5), -4e4), "b": np.full((3,), 8.0),
+             "W2": np.zeros((3, 5)), "b2": np.zeros(3)}
+    got = shifted_roundoff([X, np.arange(3)], grads)
+    e = np.finfo(np.float64).eps * 1e6
+    assert got == {"@X": e * 2.0, "W": e * 4e4, "b": e * 8.0, "W2": e * 4e4, "b2": e * 8.0}
+    assert shifted_roundoff([np.arange(3)], grads) == {}
