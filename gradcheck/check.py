@@ -759,6 +759,12 @@ def _large_step_note(cfg: CheckConfig) -> list[str]:
             "step's, not backward's; drop --eps (eps=None in Python) to difference at the default step"]
 
 
+def _input_scale(inputs) -> float:
+    """``max(1, |x|)`` over the numeric inputs' entries: :func:`_versus_scan`'s ``scale`` (a layer's inputs, a loss's
+    ``y_true`` and ``y_pred``), which decides whether a difference that cannot tell may be left unsettled."""
+    return max([1.0, *(float(np.max(np.abs(x), initial=0)) for x in map(np.asarray, inputs) if x.dtype.kind in "biuf")])
+
+
 def _input_shape(inputs):
     return tuple(inputs[0].shape) if len(inputs) == 1 else tuple(tuple(x.shape) for x in inputs)
 
@@ -788,7 +794,7 @@ def _numerical_comparisons(call, cfg, G, y_shape, sources, dkeys, shapes, displa
     rtol, atol, strict = cfg.rtol, cfg.atol, []  # strict: keys whose directional test failed
     large = cfg.method == "central" and bool(_large_step_note(cfg))  # the user's step: its truncation error counts
     first = dict(atols)  # each tensor's atol at its own steps, before any grew or was lowered
-    many, sized = call.forward_many(y_shape), (large, max([1.0, *(float(np.max(np.abs(x), initial=0)) for x in call.inputs)]))
+    many, sized = call.forward_many(y_shape), (large, _input_scale(call.inputs))
     wobble = functools.cache(lambda: _analytic_roundoff(call, G, sources.get("manual", {}), cfg.seed))
     rng = np.random.default_rng([cfg.seed, 1])
 
@@ -1567,8 +1573,10 @@ def _check_loss_as_given(loss: Any, y_true: Any, y_pred: Any, *, twin: Any, init
             return many_scan(lambda ins, pars, edits: [scalar(v) for v in many(ins, pars, edits_list=edits)],
                              [yt, yp], {}, 1, np.ones(()), eps=cfg.step * fraction, indices=idx)
         return numerical_gradient(value, yp, eps=cfg.step * fraction, indices=idx, detail=True)
+    large = cfg.method == "central" and bool(_large_step_note(cfg))  # as a layer's tensor (_numerical_comparisons):
     comps = {"y_pred": _versus_scan({s: sources[s]["y_pred"] for s in ("manual", "tape") if s in sources}, sc,
-                                    rtol, atol, rescan=rescan)}
+                                    rtol, atol, rescan=rescan, large=large, scale=_input_scale([yt, yp]), values=yp,
+                                    roundoff=_loss_roundoff(cfg, L, yp))}  # the finer-step retry of a span (F8)
     records += _assemble(["y_pred"], {"y_pred": gname}, {"y_pred": yp.shape}, sources, comps, rtol,
                          {"y_pred": atol})
     notes = _large_step_note(cfg) + cache_rewritten_notes(rewritten)
@@ -1617,9 +1625,15 @@ def _loss_atol(cfg: CheckConfig, L: float, yp: np.ndarray) -> float:
     """A loss check's atol: the given one, or the round-off of ``L`` over the steps ``y_pred``'s entries take
     (:func:`default_atol` with :func:`~gradcheck.numerical.step_sizes`, as a layer's tensors: review24g, over ``eps``
     alone it was ``|p|`` times too large, and an MSE with the wrong sign passed at predictions ~1e10)."""
+    return cfg.atol if cfg.atol is not None else max(ATOL_FLOOR, _loss_roundoff(cfg, L, yp))
+
+
+def _loss_roundoff(cfg: CheckConfig, L: float, yp: np.ndarray) -> float | None:
+    """The round-off of a loss's central differences over the steps ``y_pred``'s entries take, without the floor
+    (:func:`_loss_atol`'s; a layer's tensor's is :func:`_tensor_atols`'), None with a given atol."""
     if cfg.atol is not None:
-        return cfg.atol
-    return max(ATOL_FLOOR, default_atol(L, 1.0, cfg.step, cfg.method, floor=0.0, steps=step_sizes(yp, cfg.step)))
+        return None
+    return default_atol(L, 1.0, cfg.step, cfg.method, floor=0.0, steps=step_sizes(yp, cfg.step))
 
 
 def loss_gradient_name(loss: Any) -> str:
