@@ -759,6 +759,12 @@ def _large_step_note(cfg: CheckConfig) -> list[str]:
             "step's, not backward's; drop --eps (eps=None in Python) to difference at the default step"]
 
 
+def _input_scale(inputs) -> float:
+    """``max(1, |x|)`` over the numeric inputs' entries: :func:`_versus_scan`'s ``scale`` (a layer's inputs, a loss's
+    ``y_true`` and ``y_pred``), which decides whether a difference that cannot tell may be left unsettled."""
+    return max([1.0, *(float(np.max(np.abs(x), initial=0)) for x in map(np.asarray, inputs) if x.dtype.kind in "biuf")])
+
+
 def _input_shape(inputs):
     return tuple(inputs[0].shape) if len(inputs) == 1 else tuple(tuple(x.shape) for x in inputs)
 
@@ -788,7 +794,7 @@ def _numerical_comparisons(call, cfg, G, y_shape, sources, dkeys, shapes, displa
     rtol, atol, strict = cfg.rtol, cfg.atol, []  # strict: keys whose directional test failed
     large = cfg.method == "central" and bool(_large_step_note(cfg))  # the user's step: its truncation error counts
     first = dict(atols)  # each tensor's atol at its own steps, before any grew or was lowered
-    many, sized = call.forward_many(y_shape), (large, max([1.0, *(float(np.max(np.abs(x), initial=0)) for x in call.inputs)]))
+    many, sized = call.forward_many(y_shape), (large, _input_scale(call.inputs))
     wobble = functools.cache(lambda: _analytic_roundoff(call, G, sources.get("manual", {}), cfg.seed))
     rng = np.random.default_rng([cfg.seed, 1])
 
@@ -867,15 +873,9 @@ NONFINITE_SEARCH = 4096
 
 
 def _perturbed_nonfinite(call: Call, which, indices, eps: float, exc: NonFiniteError) -> NonFiniteError:
-    """The error of a forward that is finite at the check's inputs but not at a point the central difference moved
-    one entry to, ``x +- h``, ``h = eps max(1, |x|)`` (verify46c F7: ``log(x - 1e6)`` at ``x - 1e6 = 0.07``, ``h =
-    6``, blamed the forward): the entry, ``x``, ``h`` and a relative step at which the forward is finite at ``x +-
-    h`` (the step quartered until it is, down to an input of size 1's), found by moving one entry at a time (at
-    most :data:`NONFINITE_SEARCH` forwards); ``exc`` itself when no such entry is found."""
-    arrays = [(k, x) for k, x in zip(call.keys, call.inputs) if np.asarray(x).dtype.kind == "f"]
-    arrays += [(k, p) for k, p in call.params.items() if np.asarray(p).dtype.kind == "f"]
-    budget = NONFINITE_SEARCH
-
+    """A layer's :func:`_step_left_domain` (verify46c F7: ``log(x - 1e6)`` at ``x - 1e6 = 0.07``, ``h = 6``, blamed
+    the forward): its float inputs and parameters of ``which`` (None: all), at ``indices`` (per key; None: every
+    entry), moved one entry at a time through ``call.forward``."""
     def finite(k, idx, value) -> bool:
         xs = [np.array(x, dtype=np.float64, copy=True) if k == key else x for key, x in zip(call.keys, call.inputs)]
         target = xs[call.keys.index(k)] if k in call.keys else call.params[k]
@@ -889,10 +889,22 @@ def _perturbed_nonfinite(call: Call, which, indices, eps: float, exc: NonFiniteE
         finally:
             target[idx] = old
 
-    for k, arr in arrays:
-        if which is not None and k not in which:
-            continue
-        picks = (indices or {}).get(k) if isinstance(indices, Mapping) else None
+    arrays = [*zip(call.keys, call.inputs), *call.params.items()]
+    arrays = [(k, k.lstrip("@"), x, (indices or {}).get(k) if isinstance(indices, Mapping) else None)
+              for k, x in arrays if np.asarray(x).dtype.kind == "f" and (which is None or k in which)]
+    return _step_left_domain(f"{call.owner}.forward", "layer", arrays, finite, eps, exc)
+
+
+def _step_left_domain(forward: str, what: str, arrays, finite, eps: float, exc: NonFiniteError) -> NonFiniteError:
+    """The error of a ``forward`` (its name in the message) that is finite at the check's inputs but not at a point the
+    central difference moved one entry to, ``x +- h``, ``h = eps max(1, |x|)``: the entry, ``x``, ``h`` and a relative
+    step at which the forward is finite at ``x +- h`` (the step quartered until it is, down to an input of size 1's),
+    found by moving one entry at a time (at most :data:`NONFINITE_SEARCH` forwards); ``exc`` itself when no such entry
+    is found. ``arrays``: ``(key, name, array, indices or None for all)``; ``finite(key, index, value) -> bool``: the
+    forward with that one entry moved to ``value`` is finite; ``what``: "layer" or "loss", for the advice. Shared by
+    :func:`check_layer` (:func:`_perturbed_nonfinite`) and :func:`check_loss` (verify47c F9)."""
+    budget = NONFINITE_SEARCH
+    for k, name, arr, picks in arrays:
         for idx in (picks if picks is not None else np.ndindex(np.shape(arr))):
             x = float(arr[idx])
             h = eps * max(1.0, abs(x))
@@ -905,16 +917,15 @@ def _perturbed_nonfinite(call: Call, which, indices, eps: float, exc: NonFiniteE
                 f = 1.0 / FINER
                 while f * max(1.0, abs(x)) >= 1.0 / FINER and not (finite(k, idx, x + f * h) and finite(k, idx, x - f * h)):
                     f /= FINER
-                name = k.lstrip("@")
                 hint = (f"pass eps={f * eps:.2g} (--eps {f * eps:.2g}), at which the forward is finite at x +- h there,"
                         if f * max(1.0, abs(x)) >= 1.0 / FINER else "no smaller relative step keeps it finite there:")
                 return NonFiniteError(V.paragraph(
-                    f"{call.owner}.forward is finite at the check's inputs, but not at the point the central "
+                    f"{forward} is finite at the check's inputs, but not at the point the central "
                     f"difference moves {name}{list(idx)} to: x {'+' if sign > 0 else '-'} h = {x:.10g} "
                     f"{'+' if sign > 0 else '-'} {h:.3g}, h = eps max(1, |x|) with eps={eps:.3g} (the step grows with "
                     f"|x|, and at this entry it leaves the forward's domain: a log or sqrt of a negative number, a "
                     f"pole, an exp overflow). This is the check's step, not an error of the forward: {hint} or check "
-                    f"the layer at inputs nearer 0 (at this entry: other entries may need a smaller step)."))
+                    f"the {what} at inputs nearer 0 (at this entry: other entries may need a smaller step)."))
     return exc
 
 
@@ -1554,21 +1565,12 @@ def _check_loss_as_given(loss: Any, y_true: Any, y_pred: Any, *, twin: Any, init
         rec = records[0] if records else TensorRecord("L", (), "forward", [])
         rec.comparisons.append(compare(np.array(L), np.array(L_ref), "manual-vs-reference", rtol=rtol, atol=atol))
         records[:1] = [rec]
-    many = getattr(loss, "forward_many", None)
-    if callable(many):  # a sandboxed loss: the perturbed copies in a few round trips, not one each
-        sc = many_scan(lambda ins, pars, edits: [scalar(v) for v in many(ins, pars, edits_list=edits)],
-                       [yt, yp], {}, 1, np.ones(()), eps=cfg.step)
-    else:
-        sc = numerical_gradient(value, yp, eps=cfg.step, detail=True)
+    sc, rescan = _loss_scan(loss, value, scalar, yt, yp, cfg.step, owner, pred)
     sources["numerical"] = {"y_pred": sc.grad}
-
-    def rescan(idx, fraction):  # the same plan at a fraction of the step, for the kink test
-        if callable(many):
-            return many_scan(lambda ins, pars, edits: [scalar(v) for v in many(ins, pars, edits_list=edits)],
-                             [yt, yp], {}, 1, np.ones(()), eps=cfg.step * fraction, indices=idx)
-        return numerical_gradient(value, yp, eps=cfg.step * fraction, indices=idx, detail=True)
+    large = cfg.method == "central" and bool(_large_step_note(cfg))  # as a layer's tensor (_numerical_comparisons):
     comps = {"y_pred": _versus_scan({s: sources[s]["y_pred"] for s in ("manual", "tape") if s in sources}, sc,
-                                    rtol, atol, rescan=rescan)}
+                                    rtol, atol, rescan=rescan, large=large, scale=_input_scale([yt, yp]), values=yp,
+                                    roundoff=_loss_roundoff(cfg, L, yp))}  # the finer-step retry of a span (F8)
     records += _assemble(["y_pred"], {"y_pred": gname}, {"y_pred": yp.shape}, sources, comps, rtol,
                          {"y_pred": atol})
     notes = _large_step_note(cfg) + cache_rewritten_notes(rewritten)
@@ -1586,6 +1588,35 @@ def _check_loss_as_given(loss: Any, y_true: Any, y_pred: Any, *, twin: Any, init
         twin_note=note, notes=notes, gradients={src: {gname: v["y_pred"]} for src, v in sources.items()})
     res._output = np.array(L)  # the value, for a check at another constructor argument (not a field: not in to_dict)
     return res
+
+
+def _loss_scan(loss: Any, value: Callable[..., float], scalar: Callable[[Any], float], yt: np.ndarray, yp: np.ndarray,
+               step: float, owner: str, pred: str) -> tuple[Any, Callable]:
+    """``(scan, rescan)``: :func:`check_loss`'s central differences of ``value(y_pred)`` (a sandboxed loss's perturbed
+    copies in a few round trips through its ``forward_many``, not one each) at ``step``, and ``rescan(indices,
+    fraction)``, the same plan at a fraction of the step (the kink test, the finer-step retry). A forward finite at
+    the check's inputs but not at ``y_pred +- h`` is explained as a layer's is (:func:`_step_left_domain`, verify47c
+    F9: it blamed the forward)."""
+    many = getattr(loss, "forward_many", None)
+
+    def finite(_, idx, v) -> bool:
+        x = yp.copy()
+        x[idx] = v
+        try:
+            value(x)
+            return True
+        except NonFiniteError:
+            return False
+
+    def scan(eps, idx=None):
+        try:
+            if callable(many):  # a sandboxed loss
+                return many_scan(lambda ins, pars, edits: [scalar(v) for v in many(ins, pars, edits_list=edits)],
+                                 [yt, yp], {}, 1, np.ones(()), eps=eps, indices=idx)
+            return numerical_gradient(value, yp, eps=eps, indices=idx, detail=True)
+        except NonFiniteError as exc:
+            raise _step_left_domain(f"{owner}.forward", "loss", [(pred, pred, yp, idx)], finite, eps, exc) from exc
+    return scan(step), lambda idx, fraction: scan(step * fraction, idx)
 
 
 def _loss_layout(loss: Any, owner: str, value: Callable[..., float], received: list, gname: str, yt: np.ndarray,
@@ -1617,9 +1648,15 @@ def _loss_atol(cfg: CheckConfig, L: float, yp: np.ndarray) -> float:
     """A loss check's atol: the given one, or the round-off of ``L`` over the steps ``y_pred``'s entries take
     (:func:`default_atol` with :func:`~gradcheck.numerical.step_sizes`, as a layer's tensors: review24g, over ``eps``
     alone it was ``|p|`` times too large, and an MSE with the wrong sign passed at predictions ~1e10)."""
+    return cfg.atol if cfg.atol is not None else max(ATOL_FLOOR, _loss_roundoff(cfg, L, yp))
+
+
+def _loss_roundoff(cfg: CheckConfig, L: float, yp: np.ndarray) -> float | None:
+    """The round-off of a loss's central differences over the steps ``y_pred``'s entries take, without the floor
+    (:func:`_loss_atol`'s; a layer's tensor's is :func:`_tensor_atols`'), None with a given atol."""
     if cfg.atol is not None:
-        return cfg.atol
-    return max(ATOL_FLOOR, default_atol(L, 1.0, cfg.step, cfg.method, floor=0.0, steps=step_sizes(yp, cfg.step)))
+        return None
+    return default_atol(L, 1.0, cfg.step, cfg.method, floor=0.0, steps=step_sizes(yp, cfg.step))
 
 
 def loss_gradient_name(loss: Any) -> str:

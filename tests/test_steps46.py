@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from autograd import grad
 
-from gradcheck import check_layer
+from gradcheck import check_layer, check_loss
 from gradcheck.compare import sides_agree_at
 
 
@@ -155,6 +155,59 @@ def test_a_step_larger_than_the_function_scale_gives_a_true_verdict(name, c, mod
     verdict = "PASS" if res.passed and not res.unchecked else "NOT CHECKED" if res.unchecked else "FAIL"
     right = "NOT CHECKED" if name == "huber" else "PASS"  # lfix47: no first-order law (verify47c F0), as on main
     assert verdict == (right if factor == 1.0 else "FAIL"), res.table()
+
+
+class _Loss:
+    """``mean(f(y_pred - y_true))``, its backward ``factor`` times HIPS autograd's gradient (``factor`` 1: right)."""
+
+    def __init__(self, f, factor=1.0):
+        self.f, self.factor = f, factor
+
+    def forward(self, y_true, y_pred):
+        self.t, self.p = y_true.copy(), y_pred.copy()
+        return float(np.mean(self.f(y_pred - y_true)))
+
+    def backward(self):
+        return self.factor * grad(lambda p: anp.mean(self.f(p - self.t)))(self.p)
+
+
+def _loss_at(c, scale=10.0):
+    """``(y_true, y_pred)``: ``y_true = c + N(0, 1)``, ``y_pred - y_true = N(0, 1) / scale`` (6 by 3)."""
+    t = c + np.random.default_rng(6).standard_normal((6, 3))
+    return t, t + np.random.default_rng(5).standard_normal((6, 3)) / scale
+
+
+_LOSSES = {"logcosh": (lambda r: anp.log(anp.cosh(10 * r)), 10.0), "sqlog": (lambda r: anp.log(r * r + 1e-2), 1.0)}
+
+
+@pytest.mark.parametrize("name, c", [("logcosh", 1e6), ("logcosh", -1e7), ("sqlog", 1e6), ("sqlog", 1e8)])
+@pytest.mark.parametrize("factor", [1.0, -1.0, 1.01])
+def test_a_loss_whose_step_spans_its_scale_gets_a_true_verdict(name, c, factor):
+    """verify47c F8: a loss's step ``eps |y_pred|`` (6 at 1e6) spans ``log cosh(10 r)``'s scale (0.1): every entry
+    looked like a V and was excused as a kink, so its gradient sign-flipped or 1.01 times too large PASSed, and a
+    right ``log(r^2 + 0.01)`` FAILed at 1e6 and 1e8. check_loss goes through check_layer's finer-step retry now
+    (``_versus_scan``'s ``values``): no entry is a kink, the verdict is the one rule's."""
+    f, scale = _LOSSES[name]
+    res = check_loss(_Loss(f, factor), *_loss_at(c, scale), twin=None, seed=0)
+    verdict = "PASS" if res.passed and not res.unchecked else "NOT CHECKED" if res.unchecked else "FAIL"
+    assert verdict == ("PASS" if factor == 1.0 else "FAIL") and res.kinks == {}, res.table()
+
+
+def test_a_loss_not_finite_at_y_pred_plus_h_is_named_as_the_step():
+    """verify47c F9: ``log cosh(10 r)`` at ``y_pred ~ 1e8`` is finite; at ``y_pred + h`` (``h = 606``) ``cosh``
+    overflows, and the error blamed the loss's forward ("Check for division by zero"). It names the entry,
+    ``x + h`` and a step that keeps the forward finite, as a layer's (verify46c F7), which then checks the loss."""
+    from gradcheck.errors import NonFiniteError
+    f, _ = _LOSSES["logcosh"]
+    with pytest.raises(NonFiniteError) as err, np.errstate(over="ignore"):
+        check_loss(_Loss(f), *_loss_at(1e8), twin=None, seed=0)
+    msg = " ".join(str(err.value).split())
+    assert "not at the point the central difference moves y_pred[0, 0] to: x + h = 100000001 + 606" in msg, msg
+    assert "division by zero" not in msg and "check the loss at inputs nearer 0" in msg, msg
+    eps = float(msg.split("pass eps=")[1].split()[0])
+    with np.errstate(over="ignore"):
+        assert check_loss(_Loss(f), *_loss_at(1e8), twin=None, seed=0, eps=eps).passed
+        assert not check_loss(_Loss(f, 1.01), *_loss_at(1e8), twin=None, seed=0, eps=eps).passed
 
 
 _F5 = pytest.mark.xfail(strict=True, reason="verify46c F5 open again: db FAILs as on main once the first-order "
