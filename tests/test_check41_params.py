@@ -1,10 +1,9 @@
 """Session 41 (helper check41), verify40 M1: a forward that writes into its own weight gets one verdict naming it."""
 
-import subprocess
-import sys
 
 import numpy as np
 import pytest
+from test_cli import run_here
 
 from gradcheck import check_layer
 from gradcheck.errors import InputModifiedError
@@ -36,8 +35,7 @@ def test_forward_writing_its_weight_is_named_in_process():
 
 def test_forward_writing_its_weight_is_named_by_the_command(tmp_path):
     (tmp_path / "mut.py").write_text(SOURCE)
-    out = subprocess.run([sys.executable, "-m", "gradcheck", "check", f"{tmp_path / 'mut.py'}::DecayInForward",
-                          "--input-shape", "4,5"], capture_output=True, text=True, timeout=300)
+    out = run_here("check", f"{tmp_path / 'mut.py'}::DecayInForward", "--input-shape", "4,5")  # the layer sandboxed
     text = " ".join((out.stdout + out.stderr).split())
     assert out.returncode == 1, text
     assert "modified its parameter W in place" in text and "forward modified W in place" in text

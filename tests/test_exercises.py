@@ -24,6 +24,7 @@ import pytest
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+from test_cli import run_here
 
 from gradcheck.assignment import (
     BEGIN_HIDDEN_TESTS,
@@ -164,9 +165,10 @@ def test_readme_and_intros_give_the_release_command_of_the_student_versions(tmp_
         argv = shlex.split(command)
         assert argv[-2:] == ["--out", "build/student"], command
         out = tmp_path / str(k)
-        p = subprocess.run([str(SCRIPT) if SCRIPT.exists() else sys.executable, *([] if SCRIPT.exists() else
-                           ["-m", "gradcheck"]), *argv[:-1], str(out)], cwd=ROOT, capture_output=True, text=True,
-                           timeout=120, env={**os.environ, "MPLBACKEND": "Agg"})
+        # gradcheck.cli.main in this process, from the repository's root (test_cli.run_here): the command's parser,
+        # checks and release as the console script runs them, without a Python start and its imports (2 CPU-s a
+        # command); the console script itself runs release in test_release_command_writes_the_student_version
+        p = run_here(*argv[:-1], out)
         assert p.returncode == 0, p.stderr
         for src in argv[2:-2]:
             text = "".join("".join(c.source) for c in read(out / Path(src).name).cells)
@@ -301,15 +303,11 @@ def test_release_does_not_change_the_notebook_in_memory():
 
 
 def test_release_out_must_be_a_writable_folder(tmp_path):
-    import subprocess
-    import sys
-
     src = "notebooks/07-exercises.ipynb"
     a_file = tmp_path / "x.txt"
     a_file.write_text("x")
     for out, words in ((str(a_file), "cannot"), ("/proc/nope/dir", "cannot"), (str(tmp_path / "s.ipynb"), "looks like a notebook")):
-        r = subprocess.run([sys.executable, "-m", "gradcheck", "assignment", "release", src, "--out", out],
-                           capture_output=True, text=True)
+        r = run_here("assignment", "release", src, "--out", out)  # main in this process, from the root
         assert r.returncode == 2, (out, r.stderr)
         assert words in " ".join(r.stderr.split()) and "Traceback" not in r.stderr
 

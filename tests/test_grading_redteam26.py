@@ -332,12 +332,10 @@ def test_check_isolation_namespaces_holds_a_file_past_the_audit_hook(tmp_path, i
 def test_check_isolation_namespaces_refuses_tape(tmp_path):
     """--tape needs autoprop in the child, which the namespaces sandbox does not mount: a usage error, not a check
     that silently ran elsewhere."""
-    import subprocess
-    import sys
+    from test_cli import run_here  # gradcheck.cli.main in this process: the same parser and refusal
 
-    out = subprocess.run([sys.executable, "-m", "gradcheck", "check", str(ROOT / "examples" / "student_linear_buggy.py")
-                          + "::Linear", "--input-shape", "8,5", "--init", '{"in_features": 5, "out_features": 3}',
-                          "--isolation", "namespaces", "--tape"], capture_output=True, text=True, timeout=300)
+    out = run_here("check", str(ROOT / "examples" / "student_linear_buggy.py") + "::Linear", "--input-shape", "8,5",
+                   "--init", '{"in_features": 5, "out_features": 3}', "--isolation", "namespaces", "--tape")
     assert out.returncode == 2 and "use --isolation process with --tape" in " ".join(out.stderr.split()), out.stderr
 
 

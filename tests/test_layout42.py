@@ -2,13 +2,12 @@
 C and Fortran orders are one buffer (a strided view now), and for losses (check_loss ran none). Each planted bug here
 PASSed before (tests/buggy_layers/layout42.py, loss_layout42.py, loss_layout42b.py hold them for the table too)."""
 
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 from buggy_layers import layout42, loss_layout42, loss_layout42b
+from test_cli import run_here
 
 import gradcheck
 from gradcheck import _sandbox_child
@@ -108,8 +107,7 @@ def test_the_sandbox_child_builds_the_parent_s_strided_layout(shape):
     ("loss_layout42b.py::SmoothMSEShapeStrides", ["--loss", "--input-shape", "9"]),
 ])
 def test_the_command_fails_them_sandboxed(target, extra):
-    out = subprocess.run([sys.executable, "-m", "gradcheck", "check", f"{BUGGY / target}", *extra],
-                         capture_output=True, text=True, timeout=300)
+    out = run_here("check", f"{BUGGY / target}", *extra)  # gradcheck.cli.main here; the layer in its sandbox
     text = " ".join((out.stdout + out.stderr).split())
     assert out.returncode == 1, text
     assert "isolation namespaces" in text or "isolation process" in text

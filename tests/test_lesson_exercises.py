@@ -28,6 +28,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_cli import run_here
 
 from gradcheck.assignment import (
     BEGIN_SOLUTION,
@@ -255,8 +256,7 @@ def test_the_leak_check_and_release_catch_the_lessons_as_they_were(name, tmp_pat
     leaks = _repeated_solutions(before, student)
     assert [f for f, _, _ in leaks] == [fence.group(1)], leaks
     (tmp_path / name).write_text(before, encoding="utf-8")
-    p = subprocess.run(GRADCHECK + ["assignment", "release", str(tmp_path / name), "--out", str(tmp_path / "out")],
-                       capture_output=True, text=True, timeout=120)
+    p = run_here("assignment", "release", tmp_path / name, "--out", tmp_path / "out")  # gradcheck.cli.main here
     err = " ".join(p.stderr.split())
     assert p.returncode == 2 and f"{tmp_path / name}: the solution block" in err, err
     assert "in the student version at lines" in err and "would give that solution away" in err, err

@@ -1,7 +1,6 @@
 """The small CNN on digits, trained with manualprop and with autoprop from identical weights."""
 
-import subprocess
-import sys
+from test_cli import run_here
 
 from gradcheck.train import TrainConfig, run_training
 
@@ -19,6 +18,7 @@ def test_cnn_both_tracks_reach_097_and_agree_step_by_step(tmp_path):
 
 
 def test_cli_train_cnn_option_is_documented():
-    out = subprocess.run([sys.executable, "-m", "gradcheck", "train", "--help"], capture_output=True,
-                         text=True, check=True).stdout
+    p = run_here("train", "--help")  # gradcheck.cli.main in this process: the same parser, its help
+    assert p.returncode == 0, p.stderr
+    out = p.stdout
     assert "--model {mlp,cnn}" in out

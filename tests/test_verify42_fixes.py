@@ -1,10 +1,9 @@
 """Session 42 (helper verify42): verify41b F4, F5 and F7 fixed, each pinned here."""
 
-import subprocess
-import sys
 
 import numpy as np
 import pytest
+from test_cli import run_here
 
 from gradcheck import check_layer
 from gradcheck.errors import InputModifiedError
@@ -45,8 +44,7 @@ def test_f7_param_write_in_training_only_names_the_mode_in_process():
 
 def test_f7_param_write_in_training_only_names_the_mode_sandboxed(tmp_path):
     (tmp_path / "clip.py").write_text(CLIP)
-    out = subprocess.run([sys.executable, "-m", "gradcheck", "check", f"{tmp_path / 'clip.py'}::MaxNormTrainOnly",
-                          "--input-shape", "4,5"], capture_output=True, text=True, timeout=300)
+    out = run_here("check", f"{tmp_path / 'clip.py'}::MaxNormTrainOnly", "--input-shape", "4,5")  # the layer sandboxed
     text = _said(out.stdout + out.stderr)
     assert out.returncode == 1, text
     assert "each call forward(X, training=True) changes it again" in text and "training or eval" not in text, text
