@@ -302,3 +302,37 @@ def test_a_piecewise_linear_bias_on_a_knot_near_1e6_gets_a_true_verdict(mode, fa
     z[0, 0], z[1, 0] = -1.0, 1e-3
     res = check_layer(_BiasedPwl(factor), z, twin=None, seed=0, mode=mode)
     assert (res.passed and not res.unchecked) == (factor == 1.0), res.table()
+
+
+class _BiasedClip:
+    """``clip(X + b - c, -1, 1)``, ``b = c + [0, .3, -.2, .1]``, entries (0, 0) and (0, 2) exactly at the clip's edge
+    (HIPS autograd's gradient 0 there); its db HIPS autograd's VJP times ``factor`` (at ``at`` alone, if given)."""
+
+    def __init__(self, c, factor, at=None):
+        self.c, self.factor, self.at, self.grads = c, factor, at, {}
+        self.params = {"b": c + np.array([0.0, 0.3, -0.2, 0.1])}
+
+    def forward(self, X, training=False):
+        self.X = X.copy()
+        return np.clip(X + (self.params["b"] - self.c), -1.0, 1.0)
+
+    def backward(self, dY):
+        dz = grad(lambda z: anp.sum(anp.clip(z, -1.0, 1.0) * dY))(self.X + (self.params["b"] - self.c))
+        g = dz.copy()
+        g[self.at if self.at is not None else ...] *= self.factor
+        self.grads["b"] = g.sum(0)
+        return dz
+
+
+@pytest.mark.parametrize("c, mode", [(1e6, "full"), (-1e7, "fast"), (1e8, "sample")])
+@pytest.mark.parametrize("factor, at", [(1.0, None), (1.01, None), (1.001, None), (-1.0, (0, 1))])
+def test_a_clip_bias_at_its_edge_far_from_zero_gets_a_true_verdict(c, mode, factor, at):
+    """verify47c F2: a right clip with ``b ~ 1e6`` and two entries exactly at its edge FAILed db (``db[2]:
+    manual=-0.337, numerical=-0.105``): their one-sided differences disagree at every step down to the floor (a kink),
+    and the value between them there (0, the one-sided slope outside) was not the central difference's mean. It is a
+    kink there now, as at offset 0; a db 1% or 0.1% wrong, or one entry's sign flipped, FAILs."""
+    X = 1.5 * np.random.default_rng(1).standard_normal((4, 4))
+    X[0] = [1.0, -1.0, 1.2, -1.3]
+    res = check_layer(_BiasedClip(c, factor, at), X, twin=None, seed=0, mode=mode)
+    verdict = "PASS" if res.passed and not res.unchecked else "NOT CHECKED" if res.unchecked else "FAIL"
+    assert verdict == ("PASS" if factor == 1.0 else "FAIL"), res.table()
