@@ -788,7 +788,7 @@ def _numerical_comparisons(call, cfg, G, y_shape, sources, dkeys, shapes, displa
     rtol, atol, strict = cfg.rtol, cfg.atol, []  # strict: keys whose directional test failed
     large = cfg.method == "central" and bool(_large_step_note(cfg))  # the user's step: its truncation error counts
     first = dict(atols)  # each tensor's atol at its own steps, before any grew or was lowered
-    many, inputs_scale = call.forward_many(y_shape), max([1.0, *(float(np.max(np.abs(x), initial=0)) for x in call.inputs)])
+    many = call.forward_many(y_shape)
     wobble = functools.cache(lambda: _analytic_roundoff(call, G, sources.get("manual", {}), cfg.seed))
     rng = np.random.default_rng([cfg.seed, 1])
 
@@ -819,12 +819,10 @@ def _numerical_comparisons(call, cfg, G, y_shape, sources, dkeys, shapes, displa
             notes.extend([_grown_note(display[k], a0, scale(k, sc.grad), step, cfg.step, atols[k])]
                          if step != cfg.step else [])  # |dk| as the swamp warning reads it (one number)
         rescan, more = functools.partial(_at_fraction, scan, k, step), _scan_extras(call, k, roundoff, step, cfg, wobble)
-        sized = (large, max(inputs_scale, float(np.max(np.abs(more["values"]), initial=0))))  # a parameter's own too
-        more["own"] = more["own"] if inputs_scale >= UNSETTLED_SCALE else None  # backward's round-off: at large inputs
-        cs = _versus_scan(mine := {s: sources[s][k] for s in analytic}, sc, rtol, atols[k], mask, how, rescan, *sized, **more)
+        cs = _versus_scan(mine := {s: sources[s][k] for s in analytic}, sc, rtol, atols[k], mask, how, rescan, large, **more)
         if roundoff is not None and _own_scale(k, scale(k, sc.grad), atols, roundoff[k], display[k], notes, below_floor(
                 k, scale(k, sc.grad)), k in strict and cs, extrapolating=not large and sc.d_plus is not None):
-            cs = _versus_scan(mine, sc, rtol, atols[k], mask, how, rescan, *sized, **more)
+            cs = _versus_scan(mine, sc, rtol, atols[k], mask, how, rescan, large, **more)
             cs = _own_scale_blind(cs, atols[k], sc.grad, mask, display[k], notes, scale(k, sc.grad))
         _keep(numerical, comps[k], complex_keys, k, sc, cs, display[k])
 
@@ -970,11 +968,16 @@ def _grown_note(name, a0, top, step, eps, atol) -> str:
 
 
 def _scan_extras(call, k, roundoff, step, cfg, wobble) -> dict:
-    """:func:`_versus_scan`'s keywords for tensor ``k`` differenced at ``step``: ``own`` (the manual gradient's round-off,
-    ``wobble()``: :func:`_analytic_roundoff`), ``values`` (the tensor, whose sizes set its steps) and ``roundoff`` (the
-    central difference's round-off at ``step``, from the default step's, as ``1/h``; None with a given atol)."""
-    return {"own": lambda: {"manual": wobble().get(k)},
-            "values": call.inputs[call.keys.index(k)] if k in call.keys else call.params[k],
+    """:func:`_versus_scan`'s keywords for tensor ``k`` differenced at ``step``: ``values`` (the tensor, whose sizes set
+    its steps), ``scale`` (the largest ``|x|`` of the inputs, at least 1, and of ``values``: a parameter near 1e3
+    is stepped as an input there is, switch48), ``own`` (the manual gradient's round-off, ``wobble()``:
+    :func:`_analytic_roundoff`, which moves the inputs: where they are below :data:`UNSETTLED_SCALE`, None) and
+    ``roundoff`` (the central difference's round-off at ``step``, from the default step's, as ``1/h``; None with a
+    given atol)."""
+    values = call.inputs[call.keys.index(k)] if k in call.keys else call.params[k]
+    inputs_scale = max([1.0, *(float(np.max(np.abs(x), initial=0)) for x in call.inputs)])
+    return {"own": (lambda: {"manual": wobble().get(k)}) if inputs_scale >= UNSETTLED_SCALE else None,
+            "values": values, "scale": max(inputs_scale, float(np.max(np.abs(values), initial=0))),
             "roundoff": None if roundoff is None else roundoff[k] * cfg.step / step}
 
 
