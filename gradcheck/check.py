@@ -794,7 +794,7 @@ def _numerical_comparisons(call, cfg, G, y_shape, sources, dkeys, shapes, displa
     rtol, atol, strict = cfg.rtol, cfg.atol, []  # strict: keys whose directional test failed
     large = cfg.method == "central" and bool(_large_step_note(cfg))  # the user's step: its truncation error counts
     first = dict(atols)  # each tensor's atol at its own steps, before any grew or was lowered
-    many, sized = call.forward_many(y_shape), (large, _input_scale(call.inputs))
+    many = call.forward_many(y_shape)
     wobble = functools.cache(lambda: _analytic_roundoff(call, G, sources.get("manual", {}), cfg.seed))
     rng = np.random.default_rng([cfg.seed, 1])
 
@@ -825,10 +825,10 @@ def _numerical_comparisons(call, cfg, G, y_shape, sources, dkeys, shapes, displa
             notes.extend([_grown_note(display[k], a0, scale(k, sc.grad), step, cfg.step, atols[k])]
                          if step != cfg.step else [])  # |dk| as the swamp warning reads it (one number)
         rescan, more = functools.partial(_at_fraction, scan, k, step), _scan_extras(call, k, roundoff, step, cfg, wobble)
-        cs = _versus_scan(mine := {s: sources[s][k] for s in analytic}, sc, rtol, atols[k], mask, how, rescan, *sized, **more)
+        cs = _versus_scan(mine := {s: sources[s][k] for s in analytic}, sc, rtol, atols[k], mask, how, rescan, large, **more)
         if roundoff is not None and _own_scale(k, scale(k, sc.grad), atols, roundoff[k], display[k], notes, below_floor(
                 k, scale(k, sc.grad)), k in strict and cs, extrapolating=not large and sc.d_plus is not None):
-            cs = _versus_scan(mine, sc, rtol, atols[k], mask, how, rescan, *sized, **more)
+            cs = _versus_scan(mine, sc, rtol, atols[k], mask, how, rescan, large, **more)
             cs = _own_scale_blind(cs, atols[k], sc.grad, mask, display[k], notes, scale(k, sc.grad))
         _keep(numerical, comps[k], complex_keys, k, sc, cs, display[k])
 
@@ -979,11 +979,16 @@ def _grown_note(name, a0, top, step, eps, atol) -> str:
 
 
 def _scan_extras(call, k, roundoff, step, cfg, wobble) -> dict:
-    """:func:`_versus_scan`'s keywords for tensor ``k`` differenced at ``step``: ``own`` (the manual gradient's round-off,
-    ``wobble()``: :func:`_analytic_roundoff`), ``values`` (the tensor, whose sizes set its steps) and ``roundoff`` (the
-    central difference's round-off at ``step``, from the default step's, as ``1/h``; None with a given atol)."""
-    return {"own": lambda: {"manual": wobble().get(k)},
-            "values": call.inputs[call.keys.index(k)] if k in call.keys else call.params[k],
+    """:func:`_versus_scan`'s keywords for tensor ``k`` differenced at ``step``: ``values`` (the tensor, whose sizes set
+    its steps), ``scale`` (the largest ``|x|`` of the inputs, at least 1, and of ``values``: a parameter near 1e3
+    is stepped as an input there is, switch48), ``own`` (the manual gradient's round-off, ``wobble()``:
+    :func:`_analytic_roundoff`, which moves the inputs: where they are below :data:`UNSETTLED_SCALE`, None) and
+    ``roundoff`` (the central difference's round-off at ``step``, from the default step's, as ``1/h``; None with a
+    given atol)."""
+    values = call.inputs[call.keys.index(k)] if k in call.keys else call.params[k]
+    inputs_scale = _input_scale(call.inputs)
+    return {"own": (lambda: {"manual": wobble().get(k)}) if inputs_scale >= UNSETTLED_SCALE else None,
+            "values": values, "scale": max(inputs_scale, float(np.max(np.abs(values), initial=0))),
             "roundoff": None if roundoff is None else roundoff[k] * cfg.step / step}
 
 
@@ -1148,7 +1153,8 @@ def _versus_scan(analytic: dict[str, np.ndarray], sc, rtol, atol, mask=None, how
     are all within the step's truncation error (:func:`step_covered`, from the same ``h/2`` and ``h/4``) gives no
     verdict (``unchecked="step"``, NOT CHECKED): a correct tanh at eps=1 was a FAIL with 7 kinks (newuser23 M4).
     A comparison whose failing elements all have differences that cannot tell (:func:`_extrapolate`'s unsettled
-    ones; ``scale``: the largest ``|x|`` of the inputs; ``own() -> {src: array}``: an analytic gradient's own round-off,
+    ones; ``scale``: the largest ``|x|`` of the inputs and of ``values``, as a parameter near 1e3 is stepped as an
+    input there is, switch48; ``own() -> {src: array}``: an analytic gradient's own round-off,
     :func:`_analytic_roundoff`) gives none either (``unchecked="converge"``, verify43c F4). ``values``: the tensor
     differenced (its entries' sizes set the steps); given, a suspected kink is tried at smaller steps first
     (:func:`_finer_steps`, ``roundoff`` the central difference's round-off without the floor; None: ``atol``)."""
@@ -1171,12 +1177,15 @@ def _versus_scan(analytic: dict[str, np.ndarray], sc, rtol, atol, mask=None, how
     if values is not None and not large and rescan is not None and sc.d_plus is not None:
         spans = np.logical_or.reduce([mismatched(g, sc.grad, rtol, atol) & inside & ~kinks[src]
                                       for src, g in analytic.items()]) & sides_disagree(sc.d_plus, sc.d_minus, atol)
-        kinks, finer, loose = _finer_steps(analytic, sc, kinks, rescan, rtol, atol, values,
-                                           atol if roundoff is None else roundoff, scale, spans)
+        kinks, finer, loose, outside = _finer_steps(analytic, sc, kinks, rescan, rtol, atol, values,
+                                                    atol if roundoff is None else roundoff, scale, spans)
+    else:
+        outside = np.zeros(np.shape(sc.grad), dtype=bool)
     done, unsettled = np.zeros(np.shape(sc.grad), dtype=bool), loose
     if not large and rescan is not None and sc.d_plus is not None:
         done, unsettled = _extrapolate(analytic, sc, rtol, atol, inside & ~finer, kinks, rescan, scale, own)
-        unsettled = unsettled | loose
+        unsettled = (unsettled | loose) & ~outside  # off every estimate at the finer steps: wrong, however loose
+        # the full step's (switch48: 1.01 times Huber's gradient at its switch, b ~ 1e7, was NOT CHECKED)
     out = {}
     for src, g in analytic.items():
         c = compare(g, sc.grad, f"{src}-vs-numerical", rtol=rtol, atol=atol, mask=mask, how=how, kinks=kinks[src])
@@ -1194,7 +1203,7 @@ def _versus_scan(analytic: dict[str, np.ndarray], sc, rtol, atol, mask=None, how
 
 
 def _finer_steps(analytic, sc, kinks, rescan, rtol, atol, values, roundoff, scale, spans=None):
-    """``(kinks, resolved, unsettled)``: the suspected ``kinks`` (per analytic source), and ``spans``, failing entries
+    """``(kinks, resolved, unsettled, outside)``: the suspected ``kinks`` (per analytic source), and ``spans``, failing entries
     whose one-sided differences disagree though no kink is suspected (:func:`gradcheck.compare.sides_disagree`: the
     step spans the scale the function varies on, large47: ``tanh(10 (x - 1e8))`` at ``h = 600``, ``1/z`` across its
     pole, a piecewise-linear function's several knots), tried at smaller steps
@@ -1203,13 +1212,17 @@ def _finer_steps(analytic, sc, kinks, rescan, rtol, atol, values, roundoff, scal
     replaced, in place, by the estimate from that step (:func:`_deeper`, Richardson's extrapolation, with the round-off
     measured there, :func:`_measured_roundoff`, or ``roundoff`` where none is detected) and the one rule decides
     (``resolved``; :func:`_extrapolate` leaves them). At inputs of :data:`UNSETTLED_SCALE` or more an analytic value
-    within those estimates' own spread (:func:`_within_spread`) is ``unsettled``. Only the suspected kinks pay (3
+    within those estimates' own spread (:func:`_within_spread`) is ``unsettled``, and so is a span whose estimates did
+    not converge, where an analytic value is within their spread (several rows' switches inside one step of a summed
+    bias, verify47c F3); with every analytic value outside it, ``outside``: wrong there, whatever the estimates from
+    the full step (:func:`_extrapolate`, which such a span is left to) spread over. Only the suspected kinks pay (3
     forwards per entry and step tried, 12 more at the step found)."""
     union = np.logical_or.reduce([*kinks.values(), np.zeros(np.shape(sc.grad), dtype=bool)])
     union |= False if spans is None else spans
     resolved, loose = np.zeros(union.shape, dtype=bool), np.zeros(union.shape, dtype=bool)
+    outside = np.zeros(union.shape, dtype=bool)
     if not union.any():
-        return kinks, resolved, loose
+        return kinks, resolved, loose, outside
     floor = 1.0 / np.maximum(1.0, np.abs(np.asarray(values, dtype=np.float64)))
 
     def sides(f, live):
@@ -1223,6 +1236,9 @@ def _finer_steps(analytic, sc, kinks, rescan, rtol, atol, values, roundoff, scal
         sigma = f * _measured_roundoff(sc, lambda i, fr, f=f: rescan(i, fr * f), idx)  # C(h)'s, as _deeper reads it
         sigma = np.where(sigma > 0, sigma, roundoff)
         R, ok, _, lo, hi, noise = _deeper(sc.grad, rescan, idx, rtol, atol, float(f), sigma)
+        if spans is not None and scale >= UNSETTLED_SCALE:  # a span's unconverged estimates decide where they can
+            near = _within_spread(analytic, lo, hi, rtol, noise)
+            outside, loose = outside | mark & spans & ~ok & ~near, loose | mark & spans & ~ok & near
         if spans is not None:  # a span's estimate that did not converge: left to _extrapolate, from the full step
             mark &= ok | ~spans  # (a right attention at X + 100 was NOT CHECKED, test_fixes45b)
         sc.grad = np.where(mark, R, sc.grad)
@@ -1232,17 +1248,18 @@ def _finer_steps(analytic, sc, kinks, rescan, rtol, atol, values, roundoff, scal
     kinks = {src: k & ~resolved for src, k in kinks.items()}
     if spans is not None:
         kinks = _kinks_at_floor(analytic, kinks, spans & np.isnan(at), floor, rescan, rtol, atol)
-    return kinks, resolved, loose
+    return kinks, resolved, loose, outside
 
 
 def _kinks_at_floor(analytic, kinks, cand, floor, rescan, rtol, atol):
     """``kinks`` with the span entries ``cand`` whose one-sided differences disagree at every step down to ``floor``
     (a kink, isolated there: a piecewise-linear entry exactly on a knot whose full step spans other knots) added
     where an analytic gradient agrees, by the one rule, with the central difference at that floor step (the mean of
-    the one-sided slopes at a kink): the step at which an input of size 1 is checked. Without it such an entry,
-    not "between" its one-sided differences at the full step, was the worst failing one and FAILed a right layer
-    (verify47c F1: ``db[0] manual=-8.48 numerical=-1.52`` at ``b ~ 1e6``); a value off the floor's estimate stays
-    failing."""
+    the one-sided slopes at a kink), or lies between its one-sided differences there (:func:`kink_mask`, the rule at
+    offset 0: a clip's gradient 1 at its edge, switch48, verify47c F2): the step at which an input of size 1 is
+    checked. Without it such an entry, not "between" its one-sided differences at the full step, was the worst
+    failing one and FAILed a right layer (verify47c F1: ``db[0] manual=-8.48 numerical=-1.52`` at ``b ~ 1e6``); a
+    value outside the floor's one-sided differences stays failing."""
     if not cand.any():
         return kinks
     kinks = {src: k.copy() for src, k in kinks.items()}
@@ -1251,7 +1268,8 @@ def _kinks_at_floor(analytic, kinks, cand, floor, rescan, rtol, atol):
         at = cand & (floors == f)
         s = rescan([tuple(int(i) for i in ix) for ix in np.argwhere(at)], float(f))
         for src, g in analytic.items():
-            kinks[src] |= at & ~mismatched(g, s.grad, rtol, atol)
+            kinks[src] |= at & (~mismatched(g, s.grad, rtol, atol) | kink_mask(g, s.grad, s.d_plus, s.d_minus,
+                                                                                rtol=rtol, atol=atol))
     return kinks
 
 def _extrapolate(analytic: dict[str, np.ndarray], sc, rtol, atol, inside, kinks, rescan, scale=1.0, own=None):

@@ -410,7 +410,7 @@ def extrapolated(c1: Any, c2: Any, c4: Any, rtol: float, atol: float) -> tuple[n
     that at ``h/2``; a correct gradient FAILed at 2e-6). Where ``R`` has converged it is the better estimate of
     ``f'`` (truncation ``O(h^4)``, round-off at most 3 times ``C(h)``'s), to be compared by the same rule; where it
     has not (a kink, round-off above the tolerance) nothing is decided here. ``converged`` is a bool array, False
-    where any value is not finite. ``order`` 1 extrapolates an ``h`` law (:func:`richardson`).
+    where any value is not finite.
 
     >>> R, ok = extrapolated(1 + 0.04, 1 + 0.01, 1 + 0.0025, 1e-6, 1e-9)
     >>> float(R), bool(ok)

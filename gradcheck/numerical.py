@@ -693,8 +693,7 @@ def _finer_verdict(part, along, L0, a, eps, x, noise, agree) -> str | None:
     with ``agree`` given (``finer=True``: a caller whose own directional derivative was taken at ``eps``) ``"fine"``
     when the central quotient agrees with ``a`` at the step where they agree or a smaller one (each
     :data:`gradcheck.compare.FINER` times smaller, down to that floor; its round-off ``noise / f``), or its
-    extrapolation from that step and half of it (:func:`richardson_step`, of order 2 or 1: at Huber's switch the
-    quotient is off by ``h/4`` at every step, large47), None if it never does: wrong there (stepfix46: a right exp
+    extrapolation from that step and half of it (:func:`richardson_step`), None if it never does: wrong there (stepfix46: a right exp
     with a parameter at 1e7 FAILed sample mode's probe)."""
     floor = 1.0 / max(1.0, abs(x))
     f = float(sides_agree_at(lambda f, _: kernel("central", [along(part, f * eps), along(part, -f * eps)],
@@ -706,7 +705,8 @@ def _finer_verdict(part, along, L0, a, eps, x, noise, agree) -> str | None:
 
 def _right_at(part, along, L0, a, eps, f, x, noise, agree) -> str | None:
     """``"fine"`` when the central quotient along ``part`` at ``f`` times the step ``eps``, or at half of it, or their
-    extrapolation (:func:`richardson_step`, of order 2 or 1) agrees with ``a`` (``agree``, or within their
+    extrapolation (:func:`richardson_step`; no first-order law, which near Huber's switch converges to ``f' + d/2``, not
+    ``f'``: switch48) agrees with ``a`` (``agree``, or within their
     round-off), at ``f`` or a step :data:`gradcheck.compare.FINER`, ``FINER^2``, ... times smaller down to the step
     of an input of size 1 (``1 / max(1, |x|)``); None if none does (:func:`_finer_verdict`)."""
     floor = 1.0 / max(1.0, abs(x))
@@ -714,7 +714,7 @@ def _right_at(part, along, L0, a, eps, f, x, noise, agree) -> str | None:
         c, c2 = (kernel("central", [along(part, g * eps), along(part, -g * eps)], [g * eps, -g * eps], L0)[0]
                  for g in (f, f / 2))
         if any(agree(a, float(v)) or abs(v - a) <= 3 * noise / f
-               for v in (c, c2, richardson_step(c, c2), richardson_step(c, c2, 1))):
+               for v in (c, c2, richardson_step(c, c2))):
             return "fine"
         f /= FINER
     return None
