@@ -203,6 +203,11 @@ def test_a_textbook_attention_checked_against_manualprops_passes_at_large_inputs
     res = check_layer(Textbook(16, 2, rng=np.random.default_rng(0)), X, twin=None, reference=ref, seed=0, mode="fast")
     assert res.passed, [r.tensor for r in res.records if not r.passed]
     assert any(r.tensor == "db_k (X - 1000)" for r in res.records)  # compared there, not skipped
+    # verify48a F1: the report states the atol each large-input row was compared with, not the check's own
+    row = next(r for r in res.records if r.tensor == "dW_q (X - 1000)")
+    used = row.comparisons[0].atol
+    assert used > 100 * res.atol and res.atol_of("dW_q (X - 1000)") == used
+    assert f"{used:.3g} (dW_q (X - 1000))" in res.atol_words()
 
 
 #: a textbook MultiHeadAttention with one planted error: (where, what) -> the records that must FAIL
