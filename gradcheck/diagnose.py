@@ -8389,9 +8389,16 @@ def at_drawn_params(layer: Any, diag: Diagnosis, check: Any, seed: int, only: bo
             if seeds:
                 with contextlib.suppress(Exception):
                     put(seeds)
-    ran, d = _again_at(run, keep_pass=only)
-    if not ran:
-        return diag
+    ran, d, got, stop = _again_told(run, "at the drawn parameters", keep_pass=only)
+    state = f"{', '.join(sorted(const))} {'are' if len(const) > 1 else 'is'} {_drawn_state(words)}"
+    if stop is not None:  # raised, stopped or no verdict there: never silent, never "also checked"
+        first = "at its initial parameters" + (" (where its output is 0 for any input: no check)" if only else "")
+        if (broke := _broke_there(diag, got, stop, first)) is not None:
+            broke.drawn, broke.drawn_seed, broke.drawn_words, broke.drawn_failed = sorted(const), sorted(seeds), \
+                words, True
+            return broke
+        return _no_verdict_said(diag, f"{state}, which can hide terms: also tried at drawn values", stop,
+                                "its initial parameters")
     diag.drawn, diag.drawn_seed, diag.drawn_words = sorted(const), sorted(seeds), words
     if d is None:
         return diag
@@ -8427,6 +8434,51 @@ def _again_at(run: Any, keep_pass: bool = False) -> tuple[bool, Any]:
     if (d.passed and not keep_pass) or _stopped(d):
         return True, None
     return True, d
+
+
+def _again_told(run: Any, where: str, keep_pass: bool = False) -> tuple[bool, Any, Any, tuple[bool, str] | None]:
+    """:func:`_again_at` of ``run`` with what the second point gave kept and read: ``(ran, d, got, stop)``, ``ran``
+    and ``d`` :func:`_again_at`'s, ``got`` what ``run`` returned or raised (None when nothing), ``stop`` None when
+    the second point gave a PASS or FAIL to take, else :func:`_other_point_stop`'s ``(failed, why)`` at ``where``
+    (``"at the drawn parameters"``): ``failed``, backward raised or returned a wrong shape there while forward ran,
+    is the step's verdict (:func:`_broke_there`: a right backward runs wherever its forward runs); else no verdict
+    there, which the caller says (:func:`_no_verdict_said`, a loss's ``_loss_stop``), never drops (again48: every
+    check-again step of layers and losses, one rule)."""
+    seen: list = []
+
+    def kept():
+        try:
+            seen.append(run())
+        except Exception as e:  # noqa: BLE001 - kept to tell why, raised on to _again_at
+            seen.append(e)
+            raise
+        return seen[-1]
+
+    ran, d = _again_at(kept, keep_pass)
+    got = seen[-1] if seen else None
+    if d is not None or (ran and got is not None and not isinstance(got, BaseException) and not _stopped(got)):
+        return ran, d, got, None
+    return ran, d, got, _other_point_stop(got, where)
+
+
+def _broke_there(diag: Diagnosis, got: Any, stop: tuple[bool, str], first: str) -> Diagnosis | None:
+    """``got``, the diagnosis at another point where backward raised or returned a wrong shape while forward ran
+    (``stop``'s ``failed``: :func:`_again_told`), as the verdict: its error a :class:`GradientShapeError` saying
+    ``"<name> passes <first> but <where> its backward fails: ..."``; None when ``stop`` is no verdict, or the
+    check there raised instead of giving a diagnosis (no claim)."""
+    failed, why = stop
+    if not failed or not isinstance(got, Diagnosis):
+        return None
+    got.error = GradientShapeError(f"{diag.name} passes {first} but {why}")
+    return got
+
+
+def _no_verdict_said(diag: Diagnosis, tried: str, stop: tuple[bool, str], first: str) -> Diagnosis:
+    """``diag``, its verdict kept, with the info finding (``again-note``) that the check again at another point
+    (``tried``: what can hide a bug and where it was tried) gave no verdict, and why (``stop``, :func:`_again_told`)."""
+    diag.findings.append(Finding("again-note", f"{tried}: no verdict there: {stop[1]}; the verdict is at {first} "
+                                 "alone", severity="info"))
+    return diag
 
 
 def _other_point_stop(got: Any, where: str) -> tuple[bool, str]:
@@ -8597,18 +8649,8 @@ def at_other_batch(layer: Any, X: Any, diag: Diagnosis, check: Any, seed: int) -
     # the first input grown, the others as they are (a CS231n pair's gamma and beta: verify43c F3); an input that
     # has the batch axis too makes the check raise there: no claim
     X2 = [np.random.default_rng([seed, 43]).standard_normal(shape).astype(x0.dtype), *inputs[1:]]
-    seen: list = []
-
-    def run():
-        try:
-            seen.append(check(X2))
-        except Exception as e:  # noqa: BLE001 - told below (_other_point_stop), _again_at re-raises gradcheck's own
-            seen.append(e)
-            raise
-        return seen[-1]
-
-    ran, d = _again_at(run, keep_pass=True)
     x = V.input_names(layer, 1)[0]
+    _, d, got, stop = _again_told(lambda: check(X2), f"at {x} of shape {shape}", keep_pass=True)
     a = next(i for i in range(x0.ndim) if shape[i] != x0.shape[i])  # the first axis grown
     if a == 0 and x0.shape[0] == x0.shape[-1]:
         line = (f"the first axis of {x} ({n}) equals its last, so a backward reading a size from the one for the "
@@ -8616,18 +8658,15 @@ def at_other_batch(layer: Any, X: Any, diag: Diagnosis, check: Any, seed: int) -
     else:
         line = (f"{x} of shape {x0.shape} has two axes of one size, so a backward reading a size from the one for "
                 f"the other passes there: also checked at shape {shape}")
-    if d is None:  # raised, stopped or no verdict there: never silent (verify47b F6, F7)
-        got = seen[-1] if seen else None
-        failed, why = _other_point_stop(got, f"at {x} of shape {shape}")
-        if failed and isinstance(got, Diagnosis):  # a right backward runs wherever its forward runs
-            got.error = GradientShapeError(f"{diag.name} passes at the drawn {x} of shape {x0.shape} but {why}")
-            got.findings.append(Finding("other-batch-note", line + ": the layer passes at the drawn input but "
-                                        "FAILS there (see the error below)", severity="info"))
-            return got
+    if stop is not None:  # raised, stopped or no verdict there: never silent (verify47b F6, F7; _again_told)
+        if (broke := _broke_there(diag, got, stop, f"at the drawn {x} of shape {x0.shape}")) is not None:
+            broke.findings.append(Finding("other-batch-note", line + ": the layer passes at the drawn input but "
+                                          "FAILS there (see the error below)", severity="info"))
+            return broke
         tried = line.replace("also checked", "also tried")
-        diag.findings.append(Finding("other-batch-note", f"{tried}: no verdict there: {why}; the PASS is at the drawn "
-                                     f"input alone (check at a non-square --input-shape too if {x} can take one)",
-                                     severity="info"))
+        diag.findings.append(Finding("other-batch-note", f"{tried}: no verdict there: {stop[1]}; the PASS is at the "
+                                     f"drawn input alone (check at a non-square --input-shape too if {x} can take "
+                                     "one)", severity="info"))
         return diag
     if d.passed:
         diag.findings.append(Finding("other-batch-note", line + " (passed)", severity="info"))
@@ -8668,10 +8707,19 @@ def at_straddled_inputs(layer: Any, X: Any, diag: Diagnosis, check: Any, seed: i
     if not outside:
         return diag
     X2 = [V.straddled_values(x0, outside), *inputs[1:]]
-    ran, d = _again_at(lambda: check(X2))
-    if not ran:
-        return diag
-    span = (V.input_names(layer, len(inputs))[0], float(np.abs(x0).max()))
+    cs = " and ".join(f"{c:g}" for c in outside)
+    name = V.input_names(layer, len(inputs))[0]
+    ran, d, got, stop = _again_told(lambda: check(X2), f"at inputs around {cs}")
+    if stop is not None:  # raised, stopped or no verdict there: never silent, never "also checked"
+        if diag.passed and (broke := _broke_there(diag, got, stop, f"at the drawn {name}")) is not None:
+            broke.straddled, broke.straddle_span, broke.straddle_failed, broke.straddle_at = outside, (
+                name, float(np.abs(x0).max())), True, X2
+            broke.drawn, broke.drawn_seed, broke.drawn_words, broke.drawn_only = diag.drawn, diag.drawn_seed, \
+                diag.drawn_words, diag.drawn_only
+            return broke
+        return _no_verdict_said(diag, f"forward compares {name} with {cs}: also tried at inputs around {cs}", stop,
+                                f"the drawn {name}") if diag.passed else diag
+    span = (name, float(np.abs(x0).max()))
     diag.straddled, diag.straddle_span = outside, span
     if d is None:
         return diag
