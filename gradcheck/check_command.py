@@ -2838,25 +2838,20 @@ def _squeezed_loss_line(args, loss, data, init, more) -> str | None:
             f"{', '.join(t for t in res.failing_tensors if t != 'L') or g}{what}.")
 
 
-def _loss_again(args, loss, data, more, eps=None, keep_pass=True, seen=None):
+def _loss_again(args, loss, data, more, eps=None, keep_pass=True):
     """``(ran, result)``: :func:`gradcheck.check.check_loss` of ``loss`` at ``data = (y_true, y_pred)`` with the
     check's options and its ``more = (twin, reference, name)`` (``eps``: another step than --eps), through the one
     "check again at another point" step a layer's diagnosis takes too (:func:`gradcheck.diagnose._again_at`):
     ``ran`` False when the loss cannot be checked there or gives no verdict (the first point's verdict stands);
-    ``result`` None when it passed there (``keep_pass`` False); ``seen``, a list: what the check gave or raised
-    appended (to tell why ``ran`` is False)."""
-    def run():
-        try:
-            got = check_loss(loss, *data, twin=more[0], seed=args.seed, rtol=args.rtol, atol=args.atol,
-                             eps=args.eps if eps is None else eps, name=more[2], reference=more[1])
-        except Exception as e:  # noqa: BLE001 - kept for the caller, raised on to _again_at
-            if seen is not None:
-                seen.append(e)
-            raise
-        if seen is not None:
-            seen.append(got)
-        return got
-    return _again_at(run, keep_pass)
+    ``result`` None when it passed there (``keep_pass`` False). A check again where forward treats the data apart
+    tells why it gave no verdict, and FAILs a backward that breaks there: :func:`_loss_told`."""
+    return _again_at(_loss_run(args, loss, data, more, eps), keep_pass)
+
+
+def _loss_run(args, loss, data, more, eps=None):
+    """The check of :func:`_loss_again` and :func:`_loss_told`, not yet run."""
+    return lambda: check_loss(loss, *data, twin=more[0], seed=args.seed, rtol=args.rtol, atol=args.atol,
+                              eps=args.eps if eps is None else eps, name=more[2], reference=more[1])
 
 
 def _loss_told(args, loss, data, more, where: str, first: str, eps=None):
@@ -2867,10 +2862,7 @@ def _loss_told(args, loss, data, more, where: str, first: str, eps=None):
     <first> but <where> its backward fails: ..."`` (a right backward runs wherever its forward runs: the FAIL, exit
     1); ``why`` says why the point gave no verdict (forward raised there, NOT CHECKED), for the caller's line (the
     first point's verdict stands, said), else None. ``more``: ``(twin, reference, name)``."""
-    def run():
-        return check_loss(loss, *data, twin=more[0], seed=args.seed, rtol=args.rtol, atol=args.atol,
-                          eps=args.eps if eps is None else eps, name=more[2], reference=more[1])
-    _, res, _, stop = _again_told(run, where)
+    _, res, _, stop = _again_told(_loss_run(args, loss, data, more, eps), where)
     if stop is not None and stop[0]:
         raise GradientShapeError(f"{more[2]} passes {first} but {stop[1]}")
     return res, None if stop is None else stop[1]

@@ -104,6 +104,7 @@ from .sources import (
     SAME_IN_BOTH_MODES,
     SAME_Y_EVAL_ONLY,
     SAME_Y_OTHER_BACKWARD,
+    SYMMETRIC_ARGS,
     Call,
     Wrapper,
     args_line,
@@ -120,6 +121,7 @@ from .sources import (
     layer_branch,
     layout_copy,
     not_rechecked_line,
+    other_point_stop,
     pair_training,
     stored_inputs_refusal,
     symmetric_args,
@@ -8439,7 +8441,7 @@ def _again_at(run: Any, keep_pass: bool = False) -> tuple[bool, Any]:
 def _again_told(run: Any, where: str, keep_pass: bool = False) -> tuple[bool, Any, Any, tuple[bool, str] | None]:
     """:func:`_again_at` of ``run`` with what the second point gave kept and read: ``(ran, d, got, stop)``, ``ran``
     and ``d`` :func:`_again_at`'s, ``got`` what ``run`` returned or raised (None when nothing), ``stop`` None when
-    the second point gave a PASS or FAIL to take, else :func:`_other_point_stop`'s ``(failed, why)`` at ``where``
+    the second point gave a PASS or FAIL to take, else :func:`other_point_stop`'s ``(failed, why)`` at ``where``
     (``"at the drawn parameters"``): ``failed``, backward raised or returned a wrong shape there while forward ran,
     is the step's verdict (:func:`_broke_there`: a right backward runs wherever its forward runs); else no verdict
     there, which the caller says (:func:`_no_verdict_said`, a loss's ``_loss_stop``), never drops (again48: every
@@ -8458,7 +8460,7 @@ def _again_told(run: Any, where: str, keep_pass: bool = False) -> tuple[bool, An
     got = seen[-1] if seen else None
     if d is not None or (ran and got is not None and not isinstance(got, BaseException) and not _stopped(got)):
         return ran, d, got, None
-    return ran, d, got, _other_point_stop(got, where)
+    return ran, d, got, other_point_stop(got, where)
 
 
 def _broke_there(diag: Diagnosis, got: Any, stop: tuple[bool, str], first: str) -> Diagnosis | None:
@@ -8479,28 +8481,6 @@ def _no_verdict_said(diag: Diagnosis, tried: str, stop: tuple[bool, str], first:
     diag.findings.append(Finding("again-note", f"{tried}: no verdict there: {stop[1]}; the verdict is at {first} "
                                  "alone", severity="info"))
     return diag
-
-
-def _other_point_stop(got: Any, where: str) -> tuple[bool, str]:
-    """``(failed, why)`` of a check again at another point of one size grown (:func:`at_other_batch`, ``gradcheck
-    check``'s ``_loss_other_batch``) that gave no PASS or FAIL to take: ``got`` the diagnosis or loss result there, or
-    what the check raised. ``failed`` when backward raised or returned a wrong shape there while forward ran (a right
-    backward runs wherever its forward runs: a size read from the one axis for the other, verify47b F6); else no
-    verdict (forward raised there: a layer of one batch size, ``Y = X @ X``; a NaN; no gradient judged: F7). ``why``:
-    the words "<where> backward raised ...", or why there is no verdict."""
-    err = got if isinstance(got, BaseException) else getattr(got, "error", None)
-    if err is not None:
-        text = str(err)
-        said = re.sub(r"^while checking [^:]*: forward\([^)]*\) then backward\([^)]*\): ", "", text)
-        m = re.search(r"(forward|backward)\w*\(", said)
-        if isinstance(err, GradientShapeError) or (m is not None and m.group(1) == "backward"):
-            return True, f"{where} its backward fails: {said}"
-        if m is not None and m.group(1) == "forward":
-            return False, f"{where} its forward raised ({said})"
-        return False, f"{where} the check stopped ({said})"
-    if got is not None and not isinstance(got, CheckResult) and "non-finite" in got.codes:
-        return False, f"{where} a value is NaN or infinite"
-    return False, f"{where} no gradient could be judged (NOT CHECKED there)"
 
 
 def _no_verdict(d: Any) -> bool:
@@ -8558,15 +8538,40 @@ def at_other_args(layer: Any, X: Any, diag: Diagnosis, check: Any, seed: int) ->
         return [x.result for x in every]
 
     unbuilt: list = []
-    checked, failed = each_other_arg(layer, _probe_inputs(X, seed, diag.name), diag, check, results, None, unbuilt)
+    stops: list = []
+    checked, failed = each_other_arg(layer, _probe_inputs(X, seed, diag.name), diag, check, results, None, unbuilt,
+                                     stops)
     diag.other_args = checked
     if line := not_rechecked_line(diag.name.split(" [")[0], unbuilt, unknown_args(layer)):  # through its constructor
         diag.findings.append(Finding("other-args-note", line, severity="info"))  # (verify37 F5, as check_layer says)
     if failed is None:
-        return diag
+        return _args_stops(diag, stops)
     k, _, o = checked[-1]
     failed.name, failed.other_args, failed.args_failed = f"{diag.name} [{k}={o!r}]", checked, True
     return failed
+
+
+def _args_stops(diag: Diagnosis, stops: list) -> Diagnosis:
+    """``diag`` (passing at every other constructor argument checked) read with ``stops``, the arguments whose check
+    at the other value raised or stopped (:func:`gradcheck.sources.each_other_arg`), by the one rule of a check again
+    at another point (:func:`_again_told`): the first where backward raised or returned a wrong shape while forward
+    ran FAILs, its error naming the value (``"Leaky passes at slope=1.0 but at slope=0.7 its backward fails: ..."``),
+    named ``"Leaky [slope=0.7]"``; the others keep the verdict, with a note each saying why there is none there.
+    Unlike a wrong value there, which FAILs only where forward's output changes (a knob backward alone reads computes
+    another function, the layer's own), a backward that breaks is no function at all: it FAILs either way."""
+    for k, v, o, got in stops:
+        failed, why = other_point_stop(got, f"at {k}={o!r}")
+        if failed:
+            there = got if isinstance(got, Diagnosis) else dataclasses.replace(  # raised while built (its probe)
+                diag, result=None, other_modes=[], findings=[Finding("student-code", str(got), severity="error")])
+            broke = _broke_there(diag, there, (failed, why), f"at {k}={v!r}")
+            broke.name, broke.other_args, broke.args_failed = f"{diag.name} [{k}={o!r}]", diag.other_args, False
+            return broke
+        diag.findings.append(Finding("again-note", f"constructor argument {k}={v!r} "
+                                     f"({SYMMETRIC_ARGS[v][1].format(k=k)}) can hide a wrong backward: also tried at "
+                                     f"{k}={o!r}: no verdict there: {why}; the verdict is at {k}={v!r} alone",
+                                     severity="info"))
+    return diag
 
 
 def args_header(diag: Diagnosis) -> str:
