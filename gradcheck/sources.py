@@ -342,6 +342,8 @@ def other_point_stop(got: Any, where: str) -> tuple[bool, str]:
             return True, f"{where} its backward fails: {said}"
         if m is not None and m.group(1) == "forward":
             return False, f"{where} its forward raised ({said})"
+        if ".__init__(" in said:  # a constructor refusing the value: no layer to check there
+            return False, f"{where} its constructor raised ({said})"
         return False, f"{where} the check stopped ({said})"
     if "non-finite" in (getattr(got, "codes", None) or ()):  # a diagnosis's (a CheckResult has no codes)
         return False, f"{where} a value is NaN or infinite"
