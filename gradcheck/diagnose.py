@@ -14,7 +14,9 @@ hide a bug: at the grader's drawn parameters when one is constant at init, or a 
 transpose (the identity: a missing ``.T`` passes there) (:func:`at_drawn_params`),
 and at inputs straddling a constant forward compares its input with (``np.clip(X, 0, 6)``:
 :func:`at_straddled_inputs`), and with a float constructor argument built at a value where a wrong backward
-cancels (p = 0.5: ``1/p == 1/(1-p)``) at another value (:func:`at_other_args`); a failure there is the verdict.
+cancels (p = 0.5: ``1/p == 1/(1-p)``) at another value (:func:`at_other_args`); a failure there is the verdict,
+and so is a backward that raises or returns another shape there while forward runs; a point where forward cannot
+run gives no verdict, said in a note (:func:`_again_told`, the one reading of every such step).
 Before the signatures,
 :func:`_precision_inside` tells what makes a float64 forward's differences noise (float32 or
 float16 inside, a rounding), and :func:`gradcheck.uncertainty.within_noise` names no bug for a
