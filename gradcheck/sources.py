@@ -338,10 +338,10 @@ def other_point_stop(got: Any, where: str) -> tuple[bool, str]:
         text = str(err)
         said = re.sub(r"^while checking [^:]*: forward\([^)]*\) then backward\([^)]*\): ", "", text)
         m = re.search(r"(forward|backward)\w*(\(|, called on the probe input)", said)  # (a sandboxed layer built)
+        if m is not None and m.group(1) == "forward":  # a shape error of forward's output too (--tape's Y a Tensor)
+            return False, f"{where} its forward {'failed' if isinstance(err, GradientShapeError) else 'raised'} ({said})"
         if isinstance(err, GradientShapeError) or (m is not None and m.group(1) == "backward"):
             return True, f"{where} its backward fails: {said}"
-        if m is not None and m.group(1) == "forward":
-            return False, f"{where} its forward raised ({said})"
         if ".__init__(" in said:  # a constructor refusing the value: no layer to check there
             return False, f"{where} its constructor raised ({said})"
         return False, f"{where} the check stopped ({said})"
