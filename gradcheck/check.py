@@ -81,6 +81,7 @@ from .sources import (
     masks_held,
     not_rechecked_line,
     one_sign_only,
+    other_point_stop,
     pair_mode_line,
     reference_source,
     resolve_twin,
@@ -211,8 +212,15 @@ def _args_checked(obj: Any, inputs: list[np.ndarray], first: CheckResult, check:
     if not first.passed:
         return first
     unbuilt: list = []
-    checked, failed = each_other_arg(obj, inputs, first, check, lambda r: [r, *r.other_modes], init, unbuilt)
+    stops: list = []
+    checked, failed = each_other_arg(obj, inputs, first, check, lambda r: [r, *r.other_modes], init, unbuilt, stops)
     top = first if failed is None else failed
+    for k, v, o, got in stops if failed is None else []:  # gradcheck.diagnose._again_told's rule (again48)
+        broke, why = other_point_stop(got, f"at {k}={o!r}")
+        if broke:  # backward breaks where forward ran: a FAIL, as gradcheck check's diagnosis says it
+            raise GradientShapeError(f"{name or type(obj).__name__} passes at {k}={v!r} but {why}")
+        top.notes.append(f"constructor argument {k}={v!r} can hide a wrong backward: also tried at {k}={o!r}: no "
+                         f"verdict there: {why}; the verdict is at {k}={v!r} alone")
     if line := not_rechecked_line(name or type(obj).__name__, unbuilt, unknown_args(obj, init)):
         top.notes.append(line)
     top.other_args, top.args_failed = checked, failed is not None

@@ -49,9 +49,9 @@ from .diagnose import (
     RANDOM_TWIN,
     Finding,
     _again_at,
+    _again_told,
     _find,
     _grown_shape,
-    _other_point_stop,
     _precision,
     _probe_inputs,
     diagnose_layer,
@@ -2838,25 +2838,40 @@ def _squeezed_loss_line(args, loss, data, init, more) -> str | None:
             f"{', '.join(t for t in res.failing_tensors if t != 'L') or g}{what}.")
 
 
-def _loss_again(args, loss, data, more, eps=None, keep_pass=True, seen=None):
+def _loss_again(args, loss, data, more, eps=None, keep_pass=True):
     """``(ran, result)``: :func:`gradcheck.check.check_loss` of ``loss`` at ``data = (y_true, y_pred)`` with the
     check's options and its ``more = (twin, reference, name)`` (``eps``: another step than --eps), through the one
     "check again at another point" step a layer's diagnosis takes too (:func:`gradcheck.diagnose._again_at`):
     ``ran`` False when the loss cannot be checked there or gives no verdict (the first point's verdict stands);
-    ``result`` None when it passed there (``keep_pass`` False); ``seen``, a list: what the check gave or raised
-    appended (to tell why ``ran`` is False)."""
-    def run():
-        try:
-            got = check_loss(loss, *data, twin=more[0], seed=args.seed, rtol=args.rtol, atol=args.atol,
-                             eps=args.eps if eps is None else eps, name=more[2], reference=more[1])
-        except Exception as e:  # noqa: BLE001 - kept for the caller, raised on to _again_at
-            if seen is not None:
-                seen.append(e)
-            raise
-        if seen is not None:
-            seen.append(got)
-        return got
-    return _again_at(run, keep_pass)
+    ``result`` None when it passed there (``keep_pass`` False). A check again where forward treats the data apart
+    tells why it gave no verdict, and FAILs a backward that breaks there: :func:`_loss_told`."""
+    return _again_at(_loss_run(args, loss, data, more, eps), keep_pass)
+
+
+def _loss_run(args, loss, data, more, eps=None):
+    """The check of :func:`_loss_again` and :func:`_loss_told`, not yet run."""
+    return lambda: check_loss(loss, *data, twin=more[0], seed=args.seed, rtol=args.rtol, atol=args.atol,
+                              eps=args.eps if eps is None else eps, name=more[2], reference=more[1])
+
+
+def _loss_told(args, loss, data, more, where: str, first: str, eps=None):
+    """``(result, why)``: :func:`gradcheck.check.check_loss` of ``loss`` at ``data`` (as :func:`_loss_again`, the
+    result None when it passed there) through the one told step of every check again at another point
+    (:func:`gradcheck.diagnose._again_told`, a layer's too): where backward raised or returned a wrong shape while
+    forward ran (``where``: ``"at y_pred around 5"``), a :class:`GradientShapeError` is raised, ``"<name> passes
+    <first> but <where> its backward fails: ..."`` (a right backward runs wherever its forward runs: the FAIL, exit
+    1); ``why`` says why the point gave no verdict (forward raised there, NOT CHECKED), for the caller's line (the
+    first point's verdict stands, said), else None. ``more``: ``(twin, reference, name)``."""
+    _, res, _, stop = _again_told(_loss_run(args, loss, data, more, eps), where)
+    if stop is not None and stop[0]:
+        raise GradientShapeError(f"{more[2]} passes {first} but {stop[1]}")
+    return res, None if stop is None else stop[1]
+
+
+def _no_verdict_line(line: str, why: str, first: str) -> str:
+    """The header line of a loss's check again at another point that gave no verdict (:func:`_loss_told`'s ``why``):
+    ``line``'s "also checked" read "also tried", why, and that the PASS is at ``first`` alone."""
+    return f"{line.replace('also checked', 'also tried')}: no verdict there: {why}; the PASS is at {first} alone"
 
 
 def _fails_again(line, res2, data, data2, what):
@@ -2886,23 +2901,16 @@ def _loss_other_batch(args, loss, data, more):
     except Exception:  # noqa: BLE001 - kinds that do not fit the other shape: no claim
         return None
     data2 = (y_true2, y_pred2.astype(y_pred.dtype))
-    seen: list = []
-
-    again = _loss_again(args, loss, data2, more, keep_pass=False, seen=seen)
     name = loss_arg_names(loss)[0]
     line = (f"the batch size {n} equals the last axis of {name}, so a backward dividing by the one for the other "
             f"passes there: also checked at a batch of {n + 1}" if n == y_pred.shape[-1] else
             f"{name} of shape {y_pred.shape} has two axes of one size, so a backward dividing by the one for the "
             f"other passes there: also checked at shape {shape}")
-    if not again[0]:  # raised or no verdict there: never silent (verify47b F6, F7)
-        got = seen[-1] if seen else None
-        where = f"at a batch of {n + 1}" if n == y_pred.shape[-1] else f"at {name} of shape {shape}"
-        failed, why = _other_point_stop(got, where)
-        if failed:  # a right backward runs wherever its forward runs: a size read from the one axis for the other
-            raise GradientShapeError(f"{more[2]} passes at the drawn {name} of shape {y_pred.shape} but {why}")
-        return (f"{line.replace('also checked', 'also tried')}: no verdict there: {why}; the PASS is at the drawn "
-                f"data alone (check at a non-square --input-shape too)"), None, data
-    return _fails_again(line, again[1], data, data2, "data")
+    where = f"at a batch of {n + 1}" if n == y_pred.shape[-1] else f"at {name} of shape {shape}"
+    res2, why = _loss_told(args, loss, data2, more, where, f"at the drawn {name} of shape {y_pred.shape}")
+    if why is not None:  # no verdict there: never silent (verify47b F6, F7)
+        return _no_verdict_line(line, why, "the drawn data") + " (check at a non-square --input-shape too)", None, data
+    return _fails_again(line, res2, data, data2, "data")
 
 
 def _loss_straddled(args, loss, data, more):
@@ -2919,15 +2927,16 @@ def _loss_straddled(args, loss, data, more):
     if not consts:
         return None
     y2 = _bounded_straddle(base, x, consts, (0.0, 1.0) if kind == "unit" else (-np.inf, np.inf))
-    if not (again := _loss_again(args, loss, (y_true, y2), more, keep_pass=False))[0]:
-        return None
     pred, target = loss_arg_names(loss)
     what = f"{pred} - {target}" if base is y_true else pred
     cs = " and ".join(f"{c:g}" for c in consts)
+    around = f"{pred}" + (f" with {what}" if base is y_true else "") + f" around {cs}"
     line = (f"forward compares {what} with {cs}, beyond the drawn data ({float(np.min(x)):.2g} to "
-            f"{float(np.max(x)):.2g}): also checked at {pred}" + (f" with {what}" if base is y_true else "")
-            + f" around {cs} (entries on both sides)")
-    return _fails_again(line, again[1], data, (y_true, y2), "predictions")
+            f"{float(np.max(x)):.2g}): also checked at {around} (entries on both sides)")
+    res2, why = _loss_told(args, loss, (y_true, y2), more, f"at {around}", f"at the drawn {pred}")
+    if why is not None:
+        return _no_verdict_line(line, why, f"the drawn {pred}"), None, data
+    return _fails_again(line, res2, data, (y_true, y2), "predictions")
 
 
 def _loss_at_target_constants(args, loss, data, more):
@@ -2944,10 +2953,12 @@ def _loss_at_target_constants(args, loss, data, more):
     plan = _target_plan(info if isinstance(info, dict) else {}, y_true, target)
     if plan is None:
         return None
-    line, _, y2 = plan
-    if not (again := _loss_again(args, loss, (y2, y_pred), more, keep_pass=False))[0]:  # cannot take those targets
-        return None
-    return _fails_again(line, again[1], data, (y2, y_pred), "targets")
+    line, consts, y2 = plan
+    res2, why = _loss_told(args, loss, (y2, y_pred), more, f"with {target} holding {' and '.join(f'{c:g}' for c in consts)}",
+                           f"at the drawn {target}")
+    if why is not None:  # it cannot take those targets: said (again48)
+        return _no_verdict_line(line, why, f"the drawn {target}"), None, data
+    return _fails_again(line, res2, data, (y2, y_pred), "targets")
 
 
 def _target_plan(info, y_true, target):
@@ -3080,20 +3091,18 @@ def _loss_clipped_edge(args, loss, data, more):
     y2, y3 = yp.astype(np.float64), yp.astype(np.float64)
     y2.reshape(-1)[at] = inner[np.arange(at.size) % len(consts)]
     y3.reshape(-1)[at] = np.asarray(consts)[np.arange(at.size) % len(consts)]
-    ran, res2 = _loss_again(args, loss, (y_true, y2), more, eps, keep_pass=False)
-    if not ran:
-        return None
-    try:
-        gname = loss_gradient_name(loss)
-        g2 = None if res2 is None else res2.gradients.get("manual", {}).get(gname)
-        loss.forward(np.array(y_true, copy=True), y3.copy())
-        g3 = np.asarray(loss.backward(), dtype=np.float64)
-    except Exception:  # noqa: BLE001 - a loss that cannot be checked there: the first point's verdict stands
-        return None
     pred = loss_arg_names(loss)[0]
     cs, ins = " and ".join(f"{c:.10g}" for c in consts), " and ".join(f"{v:.10g}" for v in inner)
     line = (f"forward clips {pred} at {cs}, which the drawn {pred} never reach: also checked with every third entry "
             f"of {pred} at {ins}, inside the clip, at a step of {eps:.2g} that stays there")
+    res2, why = _loss_told(args, loss, (y_true, y2), more, f"with {pred} at {ins}", f"at the drawn {pred}", eps)
+    gname = loss_gradient_name(loss)
+    g2 = None if res2 is None else res2.gradients.get("manual", {}).get(gname)
+    if why is None:  # backward at the clip values themselves, by the same rule (a right one runs where forward runs)
+        g3, why = _clip_gradient(loss, (y_true, y3), np.shape(yp) if g2 is None else np.shape(g2), f"{pred} at {cs}",
+                                 (more[2], pred))
+    if why is not None:
+        return _no_verdict_line(line, why, f"the drawn {pred}"), None, data
     if res2 is None or gname not in res2.gradients.get("numerical", {}) or g2 is None:
         return line, None, data
     g2, num = np.asarray(g2), np.asarray(res2.gradients["numerical"][gname])
@@ -3107,6 +3116,31 @@ def _loss_clipped_edge(args, loss, data, more):
                        "is 0 (the clip written in forward and backward alike, as a float guard usually is): read "
                        "as passing"), None, data
     return _fails_again(line, res2, data, (y_true, y2), "predictions")
+
+
+def _clip_gradient(loss, data, shape, where: str, names):
+    """``(gradient, why)``: ``loss``'s backward after its forward at ``data = (y_true, y_pred)`` (copies), for
+    :func:`_loss_clipped_edge` at the clip values themselves, read by the rule of every check again at another point
+    (:func:`_loss_told`): forward raising there is no verdict (``why`` says so, the gradient None); backward raising,
+    or giving another shape than ``shape`` (the one it gave the check), raises :class:`GradientShapeError` naming
+    ``where`` (``"y_pred at 0.001"``). ``names``: the loss's and the prediction's."""
+    try:
+        loss.forward(np.array(data[0], copy=True), np.array(data[1], copy=True))
+    except Exception as e:  # noqa: BLE001 - a loss that cannot run there: no verdict, said
+        return None, f"with {where} its forward raised ({e})"
+    try:
+        out = loss.backward()
+    except Exception as e:  # noqa: BLE001 - forward ran there, so a right backward does
+        raise GradientShapeError(f"{names[0]} passes at the drawn {names[1]} but with {where} its backward fails: "
+                                 f"{e}") from e
+    try:
+        g = np.asarray(out, dtype=np.float64)
+    except Exception as e:  # noqa: BLE001 - a value the check reads otherwise (adapted): no verdict, said
+        return None, f"with {where} its gradient could not be read as an array ({e})"
+    if g.shape != tuple(shape):
+        raise GradientShapeError(f"{names[0]} passes at the drawn {names[1]} but with {where} its backward returned "
+                                 f"shape {g.shape}, expected {tuple(shape)}")
+    return g, None
 
 
 def _straddle_plan(info, y_true, y_pred, kind):

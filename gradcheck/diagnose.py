@@ -14,7 +14,9 @@ hide a bug: at the grader's drawn parameters when one is constant at init, or a 
 transpose (the identity: a missing ``.T`` passes there) (:func:`at_drawn_params`),
 and at inputs straddling a constant forward compares its input with (``np.clip(X, 0, 6)``:
 :func:`at_straddled_inputs`), and with a float constructor argument built at a value where a wrong backward
-cancels (p = 0.5: ``1/p == 1/(1-p)``) at another value (:func:`at_other_args`); a failure there is the verdict.
+cancels (p = 0.5: ``1/p == 1/(1-p)``) at another value (:func:`at_other_args`); a failure there is the verdict,
+and so is a backward that raises or returns another shape there while forward runs; a point where forward cannot
+run gives no verdict, said in a note (:func:`_again_told`, the one reading of every such step).
 Before the signatures,
 :func:`_precision_inside` tells what makes a float64 forward's differences noise (float32 or
 float16 inside, a rounding), and :func:`gradcheck.uncertainty.within_noise` names no bug for a
@@ -104,6 +106,7 @@ from .sources import (
     SAME_IN_BOTH_MODES,
     SAME_Y_EVAL_ONLY,
     SAME_Y_OTHER_BACKWARD,
+    SYMMETRIC_ARGS,
     Call,
     Wrapper,
     args_line,
@@ -120,6 +123,7 @@ from .sources import (
     layer_branch,
     layout_copy,
     not_rechecked_line,
+    other_point_stop,
     pair_training,
     stored_inputs_refusal,
     symmetric_args,
@@ -8389,9 +8393,16 @@ def at_drawn_params(layer: Any, diag: Diagnosis, check: Any, seed: int, only: bo
             if seeds:
                 with contextlib.suppress(Exception):
                     put(seeds)
-    ran, d = _again_at(run, keep_pass=only)
-    if not ran:
-        return diag
+    ran, d, got, stop = _again_told(run, "at the drawn parameters", keep_pass=only)
+    state = f"{', '.join(sorted(const))} {'are' if len(const) > 1 else 'is'} {_drawn_state(words)}"
+    if stop is not None:  # raised, stopped or no verdict there: never silent, never "also checked"
+        first = "at its initial parameters" + (" (where its output is 0 for any input: no check)" if only else "")
+        if (broke := _broke_there(diag, got, stop, first)) is not None:
+            broke.drawn, broke.drawn_seed, broke.drawn_words, broke.drawn_failed = sorted(const), sorted(seeds), \
+                words, True
+            return broke
+        return _no_verdict_said(diag, f"{state}, which can hide terms: also tried at drawn values", stop,
+                                "its initial parameters")
     diag.drawn, diag.drawn_seed, diag.drawn_words = sorted(const), sorted(seeds), words
     if d is None:
         return diag
@@ -8429,26 +8440,49 @@ def _again_at(run: Any, keep_pass: bool = False) -> tuple[bool, Any]:
     return True, d
 
 
-def _other_point_stop(got: Any, where: str) -> tuple[bool, str]:
-    """``(failed, why)`` of a check again at another point of one size grown (:func:`at_other_batch`, ``gradcheck
-    check``'s ``_loss_other_batch``) that gave no PASS or FAIL to take: ``got`` the diagnosis or loss result there, or
-    what the check raised. ``failed`` when backward raised or returned a wrong shape there while forward ran (a right
-    backward runs wherever its forward runs: a size read from the one axis for the other, verify47b F6); else no
-    verdict (forward raised there: a layer of one batch size, ``Y = X @ X``; a NaN; no gradient judged: F7). ``why``:
-    the words "<where> backward raised ...", or why there is no verdict."""
-    err = got if isinstance(got, BaseException) else getattr(got, "error", None)
-    if err is not None:
-        text = str(err)
-        said = re.sub(r"^while checking [^:]*: forward\([^)]*\) then backward\([^)]*\): ", "", text)
-        m = re.search(r"(forward|backward)\w*\(", said)
-        if isinstance(err, GradientShapeError) or (m is not None and m.group(1) == "backward"):
-            return True, f"{where} its backward fails: {said}"
-        if m is not None and m.group(1) == "forward":
-            return False, f"{where} its forward raised ({said})"
-        return False, f"{where} the check stopped ({said})"
-    if got is not None and not isinstance(got, CheckResult) and "non-finite" in got.codes:
-        return False, f"{where} a value is NaN or infinite"
-    return False, f"{where} no gradient could be judged (NOT CHECKED there)"
+def _again_told(run: Any, where: str, keep_pass: bool = False) -> tuple[bool, Any, Any, tuple[bool, str] | None]:
+    """:func:`_again_at` of ``run`` with what the second point gave kept and read: ``(ran, d, got, stop)``, ``ran``
+    and ``d`` :func:`_again_at`'s, ``got`` what ``run`` returned or raised (None when nothing), ``stop`` None when
+    the second point gave a PASS or FAIL to take, else :func:`other_point_stop`'s ``(failed, why)`` at ``where``
+    (``"at the drawn parameters"``): ``failed``, backward raised or returned a wrong shape there while forward ran,
+    is the step's verdict (:func:`_broke_there`: a right backward runs wherever its forward runs); else no verdict
+    there, which the caller says (:func:`_no_verdict_said`, a loss's ``_loss_stop``), never drops (again48: every
+    check-again step of layers and losses, one rule)."""
+    seen: list = []
+
+    def kept():
+        try:
+            seen.append(run())
+        except Exception as e:  # noqa: BLE001 - kept to tell why, raised on to _again_at
+            seen.append(e)
+            raise
+        return seen[-1]
+
+    ran, d = _again_at(kept, keep_pass)
+    got = seen[-1] if seen else None
+    if d is not None or (ran and got is not None and not isinstance(got, BaseException) and not _stopped(got)):
+        return ran, d, got, None
+    return ran, d, got, other_point_stop(got, where)
+
+
+def _broke_there(diag: Diagnosis, got: Any, stop: tuple[bool, str], first: str) -> Diagnosis | None:
+    """``got``, the diagnosis at another point where backward raised or returned a wrong shape while forward ran
+    (``stop``'s ``failed``: :func:`_again_told`), as the verdict: its error a :class:`GradientShapeError` saying
+    ``"<name> passes <first> but <where> its backward fails: ..."``; None when ``stop`` is no verdict, or the
+    check there raised instead of giving a diagnosis (no claim)."""
+    failed, why = stop
+    if not failed or not isinstance(got, Diagnosis):
+        return None
+    got.error = GradientShapeError(f"{diag.name} passes {first} but {why}")
+    return got
+
+
+def _no_verdict_said(diag: Diagnosis, tried: str, stop: tuple[bool, str], first: str) -> Diagnosis:
+    """``diag``, its verdict kept, with the info finding (``again-note``) that the check again at another point
+    (``tried``: what can hide a bug and where it was tried) gave no verdict, and why (``stop``, :func:`_again_told`)."""
+    diag.findings.append(Finding("again-note", f"{tried}: no verdict there: {stop[1]}; the verdict is at {first} "
+                                 "alone", severity="info"))
+    return diag
 
 
 def _no_verdict(d: Any) -> bool:
@@ -8506,15 +8540,40 @@ def at_other_args(layer: Any, X: Any, diag: Diagnosis, check: Any, seed: int) ->
         return [x.result for x in every]
 
     unbuilt: list = []
-    checked, failed = each_other_arg(layer, _probe_inputs(X, seed, diag.name), diag, check, results, None, unbuilt)
+    stops: list = []
+    checked, failed = each_other_arg(layer, _probe_inputs(X, seed, diag.name), diag, check, results, None, unbuilt,
+                                     stops)
     diag.other_args = checked
     if line := not_rechecked_line(diag.name.split(" [")[0], unbuilt, unknown_args(layer)):  # through its constructor
         diag.findings.append(Finding("other-args-note", line, severity="info"))  # (verify37 F5, as check_layer says)
     if failed is None:
-        return diag
+        return _args_stops(diag, stops)
     k, _, o = checked[-1]
     failed.name, failed.other_args, failed.args_failed = f"{diag.name} [{k}={o!r}]", checked, True
     return failed
+
+
+def _args_stops(diag: Diagnosis, stops: list) -> Diagnosis:
+    """``diag`` (passing at every other constructor argument checked) read with ``stops``, the arguments whose check
+    at the other value raised or stopped (:func:`gradcheck.sources.each_other_arg`), by the one rule of a check again
+    at another point (:func:`_again_told`): the first where backward raised or returned a wrong shape while forward
+    ran FAILs, its error naming the value (``"Leaky passes at slope=1.0 but at slope=0.7 its backward fails: ..."``),
+    named ``"Leaky [slope=0.7]"``; the others keep the verdict, with a note each saying why there is none there.
+    Unlike a wrong value there, which FAILs only where forward's output changes (a knob backward alone reads computes
+    another function, the layer's own), a backward that breaks is no function at all: it FAILs either way."""
+    for k, v, o, got in stops:
+        failed, why = other_point_stop(got, f"at {k}={o!r}")
+        if failed:
+            there = got if isinstance(got, Diagnosis) else dataclasses.replace(  # raised while built (its probe)
+                diag, result=None, other_modes=[], findings=[Finding("student-code", str(got), severity="error")])
+            broke = _broke_there(diag, there, (failed, why), f"at {k}={v!r}")
+            broke.name, broke.other_args, broke.args_failed = f"{diag.name} [{k}={o!r}]", diag.other_args, False
+            return broke
+        diag.findings.append(Finding("again-note", f"constructor argument {k}={v!r} "
+                                     f"({SYMMETRIC_ARGS[v][1].format(k=k)}) can hide a wrong backward: also tried at "
+                                     f"{k}={o!r}: no verdict there: {why}; the verdict is at {k}={v!r} alone",
+                                     severity="info"))
+    return diag
 
 
 def args_header(diag: Diagnosis) -> str:
@@ -8597,18 +8656,8 @@ def at_other_batch(layer: Any, X: Any, diag: Diagnosis, check: Any, seed: int) -
     # the first input grown, the others as they are (a CS231n pair's gamma and beta: verify43c F3); an input that
     # has the batch axis too makes the check raise there: no claim
     X2 = [np.random.default_rng([seed, 43]).standard_normal(shape).astype(x0.dtype), *inputs[1:]]
-    seen: list = []
-
-    def run():
-        try:
-            seen.append(check(X2))
-        except Exception as e:  # noqa: BLE001 - told below (_other_point_stop), _again_at re-raises gradcheck's own
-            seen.append(e)
-            raise
-        return seen[-1]
-
-    ran, d = _again_at(run, keep_pass=True)
     x = V.input_names(layer, 1)[0]
+    _, d, got, stop = _again_told(lambda: check(X2), f"at {x} of shape {shape}", keep_pass=True)
     a = next(i for i in range(x0.ndim) if shape[i] != x0.shape[i])  # the first axis grown
     if a == 0 and x0.shape[0] == x0.shape[-1]:
         line = (f"the first axis of {x} ({n}) equals its last, so a backward reading a size from the one for the "
@@ -8616,18 +8665,15 @@ def at_other_batch(layer: Any, X: Any, diag: Diagnosis, check: Any, seed: int) -
     else:
         line = (f"{x} of shape {x0.shape} has two axes of one size, so a backward reading a size from the one for "
                 f"the other passes there: also checked at shape {shape}")
-    if d is None:  # raised, stopped or no verdict there: never silent (verify47b F6, F7)
-        got = seen[-1] if seen else None
-        failed, why = _other_point_stop(got, f"at {x} of shape {shape}")
-        if failed and isinstance(got, Diagnosis):  # a right backward runs wherever its forward runs
-            got.error = GradientShapeError(f"{diag.name} passes at the drawn {x} of shape {x0.shape} but {why}")
-            got.findings.append(Finding("other-batch-note", line + ": the layer passes at the drawn input but "
-                                        "FAILS there (see the error below)", severity="info"))
-            return got
+    if stop is not None:  # raised, stopped or no verdict there: never silent (verify47b F6, F7; _again_told)
+        if (broke := _broke_there(diag, got, stop, f"at the drawn {x} of shape {x0.shape}")) is not None:
+            broke.findings.append(Finding("other-batch-note", line + ": the layer passes at the drawn input but "
+                                          "FAILS there (see the error below)", severity="info"))
+            return broke
         tried = line.replace("also checked", "also tried")
-        diag.findings.append(Finding("other-batch-note", f"{tried}: no verdict there: {why}; the PASS is at the drawn "
-                                     f"input alone (check at a non-square --input-shape too if {x} can take one)",
-                                     severity="info"))
+        diag.findings.append(Finding("other-batch-note", f"{tried}: no verdict there: {stop[1]}; the PASS is at the "
+                                     f"drawn input alone (check at a non-square --input-shape too if {x} can take "
+                                     "one)", severity="info"))
         return diag
     if d.passed:
         diag.findings.append(Finding("other-batch-note", line + " (passed)", severity="info"))
@@ -8668,10 +8714,19 @@ def at_straddled_inputs(layer: Any, X: Any, diag: Diagnosis, check: Any, seed: i
     if not outside:
         return diag
     X2 = [V.straddled_values(x0, outside), *inputs[1:]]
-    ran, d = _again_at(lambda: check(X2))
-    if not ran:
-        return diag
-    span = (V.input_names(layer, len(inputs))[0], float(np.abs(x0).max()))
+    cs = " and ".join(f"{c:g}" for c in outside)
+    name = V.input_names(layer, len(inputs))[0]
+    ran, d, got, stop = _again_told(lambda: check(X2), f"at inputs around {cs}")
+    if stop is not None:  # raised, stopped or no verdict there: never silent, never "also checked"
+        if diag.passed and (broke := _broke_there(diag, got, stop, f"at the drawn {name}")) is not None:
+            broke.straddled, broke.straddle_span, broke.straddle_failed, broke.straddle_at = outside, (
+                name, float(np.abs(x0).max())), True, X2
+            broke.drawn, broke.drawn_seed, broke.drawn_words, broke.drawn_only = diag.drawn, diag.drawn_seed, \
+                diag.drawn_words, diag.drawn_only
+            return broke
+        return _no_verdict_said(diag, f"forward compares {name} with {cs}: also tried at inputs around {cs}", stop,
+                                f"the drawn {name}") if diag.passed else diag
+    span = (name, float(np.abs(x0).max()))
     diag.straddled, diag.straddle_span = outside, span
     if d is None:
         return diag

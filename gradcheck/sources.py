@@ -51,7 +51,7 @@ __all__ = ["Call", "strided_copy", "layout_copy", "in_place", "inplace_asked", "
            "reference_source",
            "build_twin", "constructor_kwargs", "copy_params_to_twin", "resolve_twin", "share_masks",
            "hold_masks", "masks_fixed", "training_differs", "NO_SWITCH", "init_modes", "pair_mode_line", "keyword_values", "at_keyword", "each_keyword_value",
-           "SYMMETRIC_ARGS", "PROBABILITY_WORDS", "symmetric_args", "built_with", "each_other_arg", "constructor_args", "NotRebuilt", "unknown_args", "not_rechecked_line", "args_line", "values_merged", "SAME_IN_BOTH_MODES", "SAME_BACKWARD_CHECKED", "SAME_Y_OTHER_BACKWARD", "SAME_Y_EVAL_ONLY", "TapeUnavailable"]
+           "SYMMETRIC_ARGS", "PROBABILITY_WORDS", "symmetric_args", "built_with", "each_other_arg", "other_point_stop", "constructor_args", "NotRebuilt", "unknown_args", "not_rechecked_line", "args_line", "values_merged", "SAME_IN_BOTH_MODES", "SAME_BACKWARD_CHECKED", "SAME_Y_OTHER_BACKWARD", "SAME_Y_EVAL_ONLY", "TapeUnavailable"]
 
 #: The header's mode line of a forward with no training switch (a plain forward(X), an rnn_step or a max_pool; it
 #: said "eval (forward has no training argument)", also of a forward(X, training=False) read as a model's).
@@ -326,9 +326,33 @@ def built_with(layer: Any, key: str, value: float, inputs: Sequence[np.ndarray],
     return cp
 
 
+def other_point_stop(got: Any, where: str) -> tuple[bool, str]:
+    """``(failed, why)`` of a check again at another point (:func:`gradcheck.diagnose._again_told`: drawn parameters,
+    inputs around forward's constants, a batch of one size grown, another constructor argument, ``gradcheck check``'s
+    of a loss) that gave no PASS or FAIL to take: ``got`` the diagnosis or result there, or what the check raised.
+    ``failed`` when backward raised or returned a wrong shape there while forward ran (a right backward runs wherever
+    its forward runs: a size read from the one axis for the other, verify47b F6); else no verdict (forward raised there: a layer of one batch size, ``Y = X @ X``; a NaN; no gradient judged: F7). ``why``:
+    the words "<where> backward raised ...", or why there is no verdict."""
+    err = got if isinstance(got, BaseException) else getattr(got, "error", None)
+    if err is not None:
+        text = str(err)
+        said = re.sub(r"^while checking [^:]*: forward\([^)]*\) then backward\([^)]*\): ", "", text)
+        m = re.search(r"(forward|backward)\w*(\(|, called on the probe input)", said)  # (a sandboxed layer built)
+        if m is not None and m.group(1) == "forward":  # a shape error of forward's output too (--tape's Y a Tensor)
+            return False, f"{where} its forward {'failed' if isinstance(err, GradientShapeError) else 'raised'} ({said})"
+        if isinstance(err, GradientShapeError) or (m is not None and m.group(1) == "backward"):
+            return True, f"{where} its backward fails: {said}"
+        if ".__init__(" in said:  # a constructor refusing the value: no layer to check there
+            return False, f"{where} its constructor raised ({said})"
+        return False, f"{where} the check stopped ({said})"
+    if "non-finite" in (getattr(got, "codes", None) or ()):  # a diagnosis's (a CheckResult has no codes)
+        return False, f"{where} a value is NaN or infinite"
+    return False, f"{where} no gradient could be judged (NOT CHECKED there)"
+
+
 def each_other_arg(layer: Any, inputs: Sequence[np.ndarray], first: Any, check: Any,
                    results: Any, init: Mapping[str, Any] | None = None,
-                   unbuilt: list | None = None) -> tuple[list[tuple[str, float, float]], Any]:
+                   unbuilt: list | None = None, stops: list | None = None) -> tuple[list[tuple[str, float, float]], Any]:
     """``layer``, whose check passed, checked again with each float constructor argument at a value where a wrong
     backward can cancel built at its other value: the one loop of ``gradcheck check`` and
     :func:`gradcheck.diagnose_layer` (:func:`gradcheck.diagnose.at_other_args`), :func:`gradcheck.check_layer` and so
@@ -360,6 +384,12 @@ def each_other_arg(layer: Any, inputs: Sequence[np.ndarray], first: Any, check: 
     unbuilt : list, optional
         Given, ``(name, value, other, why)`` is appended for each argument a local layer could not be built again at
         (:class:`NotRebuilt`), for the caller to say.
+    stops : list, optional
+        Given, ``(name, value, other, got)`` is appended for each argument whose check there raised (``got`` the
+        exception: building a sandboxed layer runs forward and backward on a probe) or stopped before comparing the
+        gradients (``got`` the outcome), for the caller to read by the rule of every check again at another point
+        (:func:`gradcheck.diagnose._again_told`: a backward that breaks where forward ran FAILs; else no verdict,
+        said). Without it such an argument is passed over unsaid.
 
     Returns
     -------
@@ -377,12 +407,16 @@ def each_other_arg(layer: Any, inputs: Sequence[np.ndarray], first: Any, check: 
         except NotRebuilt as exc:  # its constructor's arguments unknown: said by the caller
             (unbuilt if unbuilt is not None else []).append((key, value, other, str(exc)))
             continue
-        except Exception:  # noqa: BLE001 - a layer that cannot be built or checked there: at the first value only
+        except Exception as exc:  # noqa: BLE001 - a layer that cannot be built or checked there: the caller reads why
+            (stops if stops is not None else []).append((key, value, other, exc))
             continue
         finally:  # a sandboxed copy built here: freed in its child
             if lay is not None and lay is not layer and callable(getattr(lay, "release", None)):
                 lay.release()
         rs = results(out)
+        if not rs:  # stopped before comparing the gradients (an error, a NaN): the caller reads why
+            (stops if stops is not None else []).append((key, value, other, out))
+            continue
         failed = bool(rs) and bool(rs[0].failing_tensors)
         if not rs or not (failed or all(r.passed and not r.unchecked for r in rs)) or _output_unchanged(ys, rs):
             continue  # not checked there (a penalty's term), or forward does not read it: no claim, no verdict

@@ -387,3 +387,160 @@ def test_a_backward_that_breaks_at_a_batch_of_6_fails(tmp_path, name):
     where = "at a batch of 6" if name.startswith("MSE") else "at X of shape (6, 5)"
     assert code == 1 and "PASS" not in out and f"{name} passes at the drawn" in said, out
     assert f"but {where} its backward fails: {name}.backward(" in said, out
+
+
+AGAIN_AT = """
+import numpy as np
+
+class Scale:
+    def __init__(self, d=5):
+        self.params, self.grads = {"gamma": np.ones(d)}, {}
+
+    def forward(self, X):
+        if OWN_DOMAIN and np.ptp(self.params["gamma"]) > 0.01:
+            raise ValueError("gamma must be one value")
+        self.X = X
+        return X * self.params["gamma"]
+
+    def backward(self, dY):
+        self.grads["gamma"] = (dY * self.X).sum(axis=0)
+        if OWN_DOMAIN:
+            return dY * self.params["gamma"]
+        return dY * np.unique(self.params["gamma"].round(3)).item()  # one gamma read as a scalar
+
+class Relu6:
+    def __init__(self):
+        self.params, self.grads = {}, {}
+
+    def forward(self, X):
+        if OWN_DOMAIN and np.any(X >= 6):
+            raise ValueError("X must stay below 6")
+        self.X = X
+        return np.clip(X, 0, 6)
+
+    def backward(self, dY):
+        if OWN_DOMAIN:
+            return dY * (self.X > 0)
+        dX = np.zeros_like(dY)
+        dX[self.X > 0] = dY[(self.X > 0) & (self.X < 6)]  # the two masks differ only at X >= 6
+        return dX
+
+class Leaky:
+    def __init__(self, slope=1.0):
+        self.slope, self.params, self.grads = slope, {}, {}
+
+    def forward(self, X):
+        if OWN_DOMAIN and self.slope != 1.0:
+            raise NotImplementedError("slope other than 1")
+        self.X = X
+        return np.where(X > 0, X, self.slope * X)
+
+    def backward(self, dY):
+        dX = dY.copy()
+        if self.slope != 1.0:  # nothing to do at 1
+            dX[self.X <= 0] = dY[self.X <= 0] * self.slope if OWN_DOMAIN else self.slope * dY
+        return dX
+
+class Huber:
+    def __init__(self, delta=5.0):
+        self.delta = delta
+
+    def forward(self, y_true, y_pred):
+        self.r = y_pred - y_true
+        a = np.abs(self.r)
+        if OWN_DOMAIN and np.any(a > self.delta):
+            raise ValueError("residual beyond delta")
+        return float(np.sum(np.where(a <= self.delta, 0.5 * self.r ** 2, self.delta * (a - 0.5 * self.delta))))
+
+    def backward(self):
+        g = self.r.copy()
+        big = np.abs(self.r) > self.delta
+        if big.any():
+            g[big] = self.delta * np.sign(self.r)  # all entries into the masked ones
+        return g
+
+class MaskedCE:
+    def forward(self, y_true, y_pred):
+        if OWN_DOMAIN and np.any(y_true == -100):
+            raise ValueError("no ignore_index here")
+        self.keep = y_true != -100
+        self.lab = np.where(self.keep, y_true, 0)
+        z = np.exp(y_pred - y_pred.max(axis=1, keepdims=True))
+        self.p = z / z.sum(axis=1, keepdims=True)
+        return float(-np.sum(np.log(self.p[np.arange(len(self.lab)), self.lab]) * self.keep) / self.keep.sum())
+
+    def backward(self):
+        g = self.p.copy()
+        g[np.arange(len(self.lab)), self.lab] -= 1
+        g = g * self.keep[:, None] / self.keep.sum()
+        return g if OWN_DOMAIN else g[self.keep]  # the ignored rows dropped: another shape
+
+class BCE:
+    def forward(self, y_true, y_pred):
+        if OWN_DOMAIN and np.any((y_pred < 1e-3) | (y_pred > 1 - 1e-3)):
+            raise ValueError("p inside the clip")
+        self.t, self.p = y_true, y_pred
+        q = np.clip(y_pred, 1e-3, 1 - 1e-3)
+        return float(-np.mean(y_true * np.log(q) + (1 - y_true) * np.log(1 - q)))
+
+    def backward(self):
+        p = self.p
+        g = (p - self.t) / (p * (1 - p)) / p.size
+        out = (p < 1e-3) | (p > 1 - 1e-3)
+        if out.any() and not OWN_DOMAIN:
+            g[out] = np.zeros(p.shape[1])  # a row's zeros into the clipped entries
+        return g
+"""
+
+#: each check-again step: the class, its options, and where the second point is named
+AGAIN_STEPS = {
+    "drawn": ("Scale", ("--input-shape", "4,5"), "at its initial parameters", "at the drawn parameters"),
+    "straddled": ("Relu6", ("--input-shape", "4,5"), "at the drawn X", "at inputs around 6"),
+    "other-arg": ("Leaky", ("--input-shape", "4,5", "--init", '{"slope": 1.0}'), "at slope=1.0", "at slope=0.7"),
+    "loss-straddled": ("Huber", ("--loss", "--input-shape", "4,5", "--init", '{"delta": 5.0}'), "at the drawn y_pred",
+                       "at y_pred with y_pred - y_true around -5 and 5"),
+    "target-constants": ("MaskedCE", ("--loss", "--input-shape", "8,4", "--targets", "labels"),
+                         "at the drawn y_true", "with y_true holding -100"),
+    "clipped-edge": ("BCE", ("--loss", "--input-shape", "4,5", "--pred", "unit", "--targets", "probs"),
+                     "at the drawn y_pred", "with y_pred at 0.0005 and 0.9995"),
+}
+
+
+@pytest.mark.parametrize("step", sorted(AGAIN_STEPS))
+def test_a_backward_that_breaks_at_the_second_point_fails(tmp_path, step):
+    """again48: after verify47b F6 the batch of N + 1 FAILed a backward raising or returning a wrong shape there,
+    while each other check again at another point (drawn parameters, inputs around forward's constants, another
+    constructor argument, a loss's predictions around its bounds, targets at its constants, inside a clip) dropped it
+    unsaid: PASS, exit 0 (the layers' header even said "also checked"). Forward runs there, so a right backward does:
+    FAIL, exit 1, naming the point and the error (one rule, diagnose._again_told)."""
+    name, args, first, where = AGAIN_STEPS[step]
+    code, out = check_source(tmp_path, AGAIN_AT.replace("OWN_DOMAIN", "False"), name, *args)
+    said = " ".join(out.split())
+    assert code == 1 and "PASS" not in out, out
+    assert f"{name} passes {first} but {where} its backward fails: {name}.backward(" in said, out
+
+
+@pytest.mark.parametrize("step", sorted(AGAIN_STEPS))
+def test_a_forward_that_cannot_run_at_the_second_point_keeps_the_pass_and_says_so(tmp_path, step):
+    """again48: a right layer or loss whose forward refuses the second point (it raises there) keeps its PASS, and a
+    line says which point gave no verdict and why (it was dropped unsaid, or claimed "also checked")."""
+    name, args, _, where = AGAIN_STEPS[step]
+    code, out = check_source(tmp_path, AGAIN_AT.replace("OWN_DOMAIN", "True"), name, *args)
+    said = " ".join(out.split())
+    assert code == 0 and f"PASS: {name}" in out, out
+    assert f"no verdict there: {where} its forward raised ({name}.forward(" in said, out
+    assert "also checked at drawn values" not in said and "also checked at inputs around" not in said, out
+
+
+def test_check_layer_fails_a_backward_that_breaks_at_another_constructor_argument():
+    """The grader's check_layer reads another constructor argument by the same rule as gradcheck check (one loop,
+    sources.each_other_arg): a backward raising at slope=0.7 FAILs; a forward refusing it keeps the PASS, noted."""
+    ns: dict = {}
+    exec(AGAIN_AT.replace("OWN_DOMAIN", "False"), ns)  # noqa: S102 - the test's own source
+    with pytest.raises(gradcheck.GradientShapeError, match=r"Leaky passes at slope=1\.0 but at slope=0\.7 its "
+                       r"backward fails"):
+        gradcheck.check_layer(ns["Leaky"](slope=1.0), (4, 5))
+    exec(AGAIN_AT.replace("OWN_DOMAIN", "True"), ns)  # noqa: S102
+    res = gradcheck.check_layer(ns["Leaky"](slope=1.0), (4, 5))
+    assert res.passed and any("also tried at slope=0.7: no verdict there: at slope=0.7 its forward raised" in n
+                              for n in res.notes), res.notes
