@@ -1592,11 +1592,11 @@ def _check_loss_as_given(loss: Any, y_true: Any, y_pred: Any, *, twin: Any, init
         rec.comparisons.append(compare(np.array(L), np.array(L_ref), "manual-vs-reference", rtol=rtol, atol=atol))
         records[:1] = [rec]
     sc, rescan = _loss_scan(loss, value, scalar, yt, yp, cfg.step, owner, pred)
-    sources["numerical"] = {"y_pred": sc.grad}
     large = cfg.method == "central" and bool(_large_step_note(cfg))  # as a layer's tensor (_numerical_comparisons):
     comps = {"y_pred": _versus_scan({s: sources[s]["y_pred"] for s in ("manual", "tape") if s in sources}, sc,
                                     rtol, atol, rescan=rescan, large=large, scale=_input_scale([yt, yp]), values=yp,
                                     roundoff=_loss_roundoff(cfg, L, yp))}  # the finer-step retry of a span (F8)
+    sources["numerical"] = {"y_pred": sc.grad}  # after the retry: the estimate compared, not the full step's (verify48b F1)
     records += _assemble(["y_pred"], {"y_pred": gname}, {"y_pred": yp.shape}, sources, comps, rtol,
                          {"y_pred": atol})
     notes = _large_step_note(cfg) + cache_rewritten_notes(rewritten)
