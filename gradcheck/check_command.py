@@ -1233,8 +1233,8 @@ def _vacuous_line(results, cname: str) -> str | None:
         parts.append(f"the finite differences of {', '.join(ts)} do not converge at this input scale (central "
                      "differences at the step, half, a quarter of it and down to 1/1024 of it: the step's error above "
                      "the tolerance, round-off below it), so a bug cannot be told from their error there. Check the "
-                     "layer on a smaller input (entries near 1: the step grows with |x|, and the function varies on "
-                     "a far smaller scale there)")
+                     f"{'loss' if results[0].kind == 'loss' else 'layer'} on a smaller input (entries near 1: the "
+                     "step grows with |x|, and the function varies on a far smaller scale there)")
     if why["penalty"]:  # tester24s n03: a regulariser's gradient whose strength the layer does not state
         ts = ", ".join(why["penalty"])
         parts.append(f"{ts} {'has' if len(why['penalty']) == 1 else 'have'} a term that does not multiply dY, a "

@@ -435,3 +435,21 @@ def test_several_switches_inside_one_step_of_a_summed_bias_get_no_false_verdict(
     res = check_layer(_HuberBias(c, _mask(factor, where)), X, twin=None, seed=0, mode=mode)
     verdict = "PASS" if res.passed and not res.unchecked else "NOT CHECKED" if res.unchecked else "FAIL"
     assert verdict != "FAIL" if factor == 1.0 else verdict == "FAIL", res.table()
+
+
+@pytest.mark.parametrize("kind", ["loss", "layer"])
+def test_the_not_converged_line_names_a_loss_as_a_loss(kind):
+    """verify48b F2: a loss whose differences do not converge at its input scale was told to "Check the layer on a
+    smaller input"."""
+    import dataclasses
+
+    from gradcheck.check_command import _vacuous_line
+    from gradcheck.compare import compare
+    from gradcheck.result import CheckResult, TensorRecord
+
+    c = dataclasses.replace(compare(np.ones(3), np.ones(3), "manual-vs-numerical", rtol=1e-6, atol=1e-9),
+                            unchecked="converge")
+    res = CheckResult(name="H", kind=kind, records=[TensorRecord("dy_pred", (3,), "gradient", [c])], rtol=1e-6,
+                      atol=1e-9, eps=6e-6, seed=0, input_shape=(3,))
+    line = " ".join(_vacuous_line([res], "H").split())
+    assert "do not converge at this input scale" in line and f"Check the {kind} on a smaller input" in line, line
