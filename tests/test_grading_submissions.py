@@ -443,9 +443,9 @@ def test_too_slow_before_any_row_is_written_still_counts_out_of_the_assignments_
 
     real = runner._run_child
 
-    def too_slow(args, cwd, limit, stopper):  # the grading child is killed; the collection of the tests runs
+    def too_slow(args, cwd, limit, stopper, *fork):  # the grading child is killed; the collection of the tests runs
         if "--collect-only" in args:
-            return real(args, cwd, limit, stopper)
+            return real(args, cwd, limit, stopper, *fork)
         if ran:
             (Path(cwd).parent / runner.STUDENT_STARTED).touch()
         return -9, "", "slow"
@@ -584,8 +584,8 @@ def test_a_killed_grading_process_says_so_and_whether_it_left_a_log(tmp_path, mo
 
     real = runner._run_child
 
-    def killed(args, cwd, limit, stopper):
-        return real(args, cwd, limit, stopper) if "--collect-only" in args else (-9, "", "")
+    def killed(args, cwd, limit, stopper, *fork):
+        return real(args, cwd, limit, stopper, *fork) if "--collect-only" in args else (-9, "", "")
 
     runner._collected_rows.cache_clear()
     monkeypatch.setattr(runner, "_run_child", killed)
@@ -666,3 +666,25 @@ def test_a_hand_edited_result_is_graded_again_and_the_summary_says_so(tmp_path):
     assert "1 saved results.json did not carry this batch's signature" in again.summary()
     third = grade_batch(tmp_path / "subs", TESTS, tmp_path / "out", **kw)
     assert third.unsigned == [] and "signature" not in third.summary()
+
+
+def test_a_local_batch_collects_its_tests_in_a_fork_of_the_zygote(tmp_path, monkeypatch):
+    """A local batch's collection of its grading tests (``check_tests_collect(..., fork=True)``, by ``grade_batch`` and
+    ``gradcheck grade`` before a local batch) is forked from this process's grading zygote, which the batch starts
+    anyway, not a fresh ``python -m pytest`` (about 1.2 s of CPU a batch, grade48); without ``fork`` (one submission,
+    a Dask batch) the fresh process as before."""
+    from gradcheck.errors import UsageError
+    from gradcheck.grading import runner
+
+    def fresh(args, cwd, env):  # a fresh python -m pytest that cannot start
+        raise OSError("no fresh python -m pytest here")
+
+    monkeypatch.setattr(runner, "_pytest_child", fresh)
+    tests = tmp_path / "tests"  # a folder of its own: not the cached collection of TESTS
+    tests.mkdir()
+    (tests / "test_linear_relu_ce.py").write_text((TESTS / "test_linear_relu_ce.py").read_text())
+    runner.check_tests_collect(tests, fork=True)
+    names = [n for n, _, _ in runner._collected_rows(str(tests.resolve()), True)]
+    assert len(names) == 11 and "Linear: forward output" in names, names
+    with pytest.raises(UsageError, match="cannot be collected"):
+        runner.check_tests_collect(tests)  # the fresh process, which could not start here

@@ -137,7 +137,7 @@ def _grade(args: argparse.Namespace) -> int:
             batch=True if args.batch else False if args.single else None,
             isolation_here=args.scheduler is None, **opts)
         if batch:  # the grading tests collected once (cached for grade_batch): a stop here is a start-up stop
-            runner.check_tests_collect(args.tests)
+            runner.check_tests_collect(args.tests, fork=args.scheduler is None)
     except KeyboardInterrupt as exc:  # the checks start a sandbox (isolation_level): seconds
         print(f"gradcheck: stopped by {stopped_by(exc)} during the start-up checks, before anything "
               f"was graded; rerun the same command to grade.", file=sys.stderr)

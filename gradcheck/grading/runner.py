@@ -1480,10 +1480,10 @@ def _start_results(folder: Path, seed: int, key: bytes | None, message: str, **e
 
 
 def _run_child(args: list[str], cwd: Path, submission_timeout: float,
-               stopper: _Stopper | None) -> tuple[int, str, bool]:
+               stopper: _Stopper | None, fork: bool = False) -> tuple[int, str, bool]:
     """Run the child pytest in its own process group (killed after ``submission_timeout`` s): in a
-    batch (``stopper``) forked by the :mod:`~gradcheck.grading.zygote` when it runs, otherwise
-    ``python -m pytest``. Its temporary files (the sandbox's copy of the submission) go under
+    batch (``stopper``, or ``fork``: the collection of a local batch's tests) forked by the
+    :mod:`~gradcheck.grading.zygote` when it runs, otherwise ``python -m pytest``. Its temporary files (the sandbox's copy of the submission) go under
     ``cwd``'s parent, which the caller removes: a child killed mid-way leaves nothing behind.
     The limit is extended by the grader's own seconds (:data:`GRADER_SECONDS`; from the first request of a sandbox on,
     the wall clock less the submission's requests, :data:`SUBMISSION_SECONDS`) and, for a process tree the machine's
@@ -1492,7 +1492,7 @@ def _run_child(args: list[str], cwd: Path, submission_timeout: float,
     from .zygote import shared, spawn
 
     env = _child_env()
-    zygote = shared(env) if stopper is not None else None
+    zygote = shared(env) if stopper is not None or fork else None
     (cwd.parent / "tmp").mkdir(exist_ok=True)
     env["TMPDIR"] = str(cwd.parent / "tmp")
     proc = zygote and spawn(zygote, args, str(cwd), str(cwd.parent / "pytest.log"), env)
@@ -1704,26 +1704,30 @@ _COLLECTION: dict[str, tuple[int | None, str]] = {}
 
 
 @functools.lru_cache(maxsize=16)
-def _collected_rows(tests: str) -> tuple[tuple[str, float, str], ...]:
+def _collected_rows(tests: str, fork: bool = False) -> tuple[tuple[str, float, str], ...]:
     """``(name, points, visibility)`` of each grading test in ``tests``, from a collection by pytest
     with our plugin (nothing is run, no submission); empty when the collection fails (its exit code
-    and log in :data:`_COLLECTION`)."""
+    and log in :data:`_COLLECTION`). ``fork``: the child pytest forked from this process's grading zygote, which
+    the local batch it comes before starts anyway (a fresh ``python -m pytest`` imports pytest, numpy and
+    gradcheck again: about 1.2 s of CPU a batch)."""
     code, log = None, ""
     with _tmpdirs.TemporaryDirectory("gradcheck-collect-") as tmp:
         (Path(tmp) / "cwd").mkdir()
-        args = _pytest_args(Path(tests), Path(tmp), "", "--collect-only", "-q", "--grading-isolation", "none")
+        args = _pytest_args(Path(tests), Path(tmp), "", "--collect-only", "-q", "--grading-isolation", "none",
+                            "-W", "ignore::pytest.PytestAssertRewriteWarning")  # the zygote imported the plugin
         with contextlib.suppress(OSError):
-            code, log, _ = _run_child(args, Path(tmp) / "cwd", 300.0, None)
+            code, log, _ = _run_child(args, Path(tmp) / "cwd", 300.0, None, fork)
         data = _read_json(Path(tmp) / "results.json")
     _COLLECTION[tests] = (code, log)
     rows = data.get("tests") if isinstance(data, dict) else None
     return tuple((t["name"], t["max_score"], t["visibility"]) for t in _valid_rows(rows))
 
 
-def check_tests_collect(tests: str | os.PathLike) -> None:
+def check_tests_collect(tests: str | os.PathLike, fork: bool = False) -> None:
     """Collect the grading tests once before a batch grades anyone (tester16g M3: an ImportError at a
     test module's top, a misspelt ``visibility`` marker, or two copies of the tests gave every
-    submission a grader error saying only "pytest exit code N").
+    submission a grader error saying only "pytest exit code N"). ``fork``: before a local batch, whose
+    zygote the collection forks from (:func:`_collected_rows`).
 
     Raises
     ------
@@ -1732,7 +1736,7 @@ def check_tests_collect(tests: str | os.PathLike) -> None:
         error (the file, the line and the exception) are quoted.
     """
     key = str(Path(tests).resolve())
-    rows = _collected_rows(key)
+    rows = _collected_rows(key, fork)
     code, log = _COLLECTION.get(key, (None, ""))
     if code == 0 and rows:
         return
@@ -2582,7 +2586,7 @@ def _batch_inputs(submissions_dir: str | os.PathLike, tests: str | os.PathLike, 
     if scheduler is not None and workers is not None:
         raise UsageError("--workers is for the local pool; with --scheduler the Dask cluster's "
                          "worker threads decide how many submissions are graded at once.")
-    check_tests_collect(tests)
+    check_tests_collect(tests, fork=scheduler is None)
     src, out_p = Path(submissions_dir).resolve(), Path(out).resolve()
     subs = submission_folders(src)
     _check_only(only, subs, force)
