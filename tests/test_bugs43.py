@@ -544,3 +544,46 @@ def test_check_layer_fails_a_backward_that_breaks_at_another_constructor_argumen
     res = gradcheck.check_layer(ns["Leaky"](slope=1.0), (4, 5))
     assert res.passed and any("also tried at slope=0.7: no verdict there: at slope=0.7 its forward raised" in n
                               for n in res.notes), res.notes
+
+
+WHO_RAISED = '''
+import numpy as np
+
+class LeakyAttr:  # its train/eval switch an attribute; backward raises at slope != 1 (forward runs there)
+    def __init__(self, slope=1.0):
+        self.slope, self.params, self.grads, self.training = slope, {}, {}, True
+
+    def forward(self, X):
+        self.X, self.extra = X, 0.1 if self.training else 0.0
+        return np.where(X > 0, X, self.slope * X) + self.extra * X
+
+    def backward(self, dY):
+        if self.slope != 1.0:
+            raise ValueError("negative part not done")
+        return dY * (1.0 + self.extra)
+
+class LeakyCtor:  # a right layer whose constructor refuses other slopes, its message naming backward
+    def __init__(self, slope=1.0):
+        if slope != 1.0:
+            raise ValueError("this exercise uses slope=1 only; backward(dY) is written for it")
+        self.slope, self.params, self.grads = slope, {}, {}
+
+    def forward(self, X):
+        self.X = X
+        return np.where(X > 0, X, self.slope * X)
+
+    def backward(self, dY):
+        return np.where(self.X > 0, dY, self.slope * dY)
+'''
+
+
+@pytest.mark.parametrize("name, code, said", [
+    ("LeakyAttr", 1, "LeakyAttr [eval] passes at slope=1.0 but at slope=0.7 its backward fails: LeakyAttr.backward("),
+    ("LeakyCtor", 0, "no verdict there: at slope=0.7 its constructor raised (LeakyCtor.__init__(slope=0.7) raised")])
+def test_who_raised_at_the_second_point_is_the_first_call_the_error_names(tmp_path, name, code, said):
+    """verify48d F1: with the mode an attribute (``self.training``) the error's prefix "forward(X) (self.training =
+    False) then backward(dY):" was not stripped, its "forward(" read as forward's raise: a backward raising at
+    slope=0.7 PASSed (exit 0). F4: a constructor's own message naming "backward(dY)" was read as backward's: a right
+    layer FAILed (the grader gave 0/3). The first call gradcheck's words name decides."""
+    got, out = check_source(tmp_path, WHO_RAISED, name, "--input-shape", "4,5", "--init", '{"slope": 1.0}')
+    assert got == code and said in " ".join(out.split()), out
