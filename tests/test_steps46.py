@@ -453,3 +453,32 @@ def test_the_not_converged_line_names_a_loss_as_a_loss(kind):
                       atol=1e-9, eps=6e-6, seed=0, input_shape=(3,))
     line = " ".join(_vacuous_line([res], "H").split())
     assert "do not converge at this input scale" in line and f"Check the {kind} on a smaller input" in line, line
+
+
+class _Temperature:
+    """``Y = X / s``, a learnable temperature ``s`` near 5e-4 (|f''/f'| ~ 1e4 at inputs near 1: the floor step of an
+    input of size 1 is the full step), its ds ``factor`` times the right one."""
+
+    def __init__(self, factor=1.0):
+        self.params, self.grads, self.factor = {"s": np.array([5e-4])}, {}, factor
+
+    def forward(self, X):
+        self.X = X
+        return X / self.params["s"]
+
+    def backward(self, dY):
+        s = self.params["s"]
+        self.grads["s"] = self.factor * np.array([-np.sum(dY * self.X) / s[0] ** 2])
+        return dY / s
+
+
+@pytest.mark.parametrize("mode", ["full", "fast"])
+@pytest.mark.parametrize("factor", [1.0, 1.01, 1.001])
+def test_a_smooth_steep_gradient_is_no_kink_at_the_floor_step(mode, factor):
+    """verify48c H1: switch48's kink at the floor step (a value between the one-sided differences there) applied at
+    inputs below 4, where the floor is the full step and no finer step was tried: ds of ``X / s`` at ``s = 5e-4``
+    1.01 times too large PASSed with "1 kink". A kink there now needs finer steps tried and sides that do not halve
+    as a smooth function's (smooth_mask at f/2, f/4)."""
+    X = np.random.default_rng(0).standard_normal((4, 3))
+    res = check_layer(_Temperature(factor), X, twin=None, seed=0, mode=mode)
+    assert res.passed == (factor == 1.0) and not res.unchecked and res.kinks == {}, res.table()
