@@ -8,6 +8,7 @@ import re
 from collections.abc import Sequence
 
 import numpy as np
+from matplotlib import rc_context
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.mathtext import MathTextParser
@@ -391,12 +392,11 @@ def save_figure(fig: Figure, path: str | os.PathLike, dpi: int = 120) -> str:
     fig.set_dpi(dpi)
     try:
         engine.execute(fig)
-        fig.set_layout_engine("none")
-        try:
-            fig.savefig(path, dpi=dpi)
-        finally:
-            fig.set_layout_engine(engine)
+        with rc_context({"figure.autolayout": False, "figure.constrained_layout.use": False}):
+            fig.set_layout_engine(None)  # None, not "none": savefig pre-draws for any engine, a placeholder too
+        fig.savefig(path, dpi=dpi)
     finally:
+        fig.set_layout_engine(engine)
         fig.set_dpi(old_dpi)
     return path
 
