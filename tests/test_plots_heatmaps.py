@@ -69,6 +69,13 @@ def test_4d_dx_is_a_grid_of_spatial_panels_without_numbers(tmp_path):
     assert [sf._suptitle.get_text() for sf in fig.subfigs][:2] == ["manual dX", "numerical dX"]
     assert "(2, 2, 5, 5)" in fig._suptitle.get_text() and "FAIL" in fig._suptitle.get_text()
     assert save_figure(fig, tmp_path / "dx.png") and (tmp_path / "dx.png").stat().st_size > 20_000
+    # plots48: save_figure lays out once itself (no savefig pre-draw): matplotlib's own savefig's pixels (of a fresh
+    # twin: constrained layout run again on a laid-out figure moves it a little), and the figure keeps its
+    # constrained layout and dpi (a notebook shows it after)
+    assert type(fig.get_layout_engine()).__name__ == "ConstrainedLayoutEngine" and fig.get_dpi() == 100
+    plot_gradient_heatmaps(res, "dX").savefig(tmp_path / "ref.png", dpi=120)
+    from matplotlib.image import imread
+    np.testing.assert_array_equal(imread(tmp_path / "dx.png"), imread(tmp_path / "ref.png"))
 
 
 def test_4d_dw_small_kernels_print_their_values_and_show_the_flip():
