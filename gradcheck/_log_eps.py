@@ -273,6 +273,9 @@ def changed_by_eps(res: Any, res_free: Any) -> tuple[bool, bool]:
     the eps is on that function's path (not only in another class of the files)."""
     def differ(source):
         a, b = (r.gradients.get(source, {}) for r in (res, res_free))
+        if source == "numerical" and all(hasattr(r, "_central") for r in (res, res_free)):
+            a, b = res._central, res_free._central  # before a retry replaced entries of one check alone (a failing
+            # one's extrapolated: verify48b F1's fix made "forward has no eps" read as forward's eps)
         return a.keys() != b.keys() or any(not np.array_equal(a[k], b[k], equal_nan=True) for k in a)
 
     return differ("numerical"), differ("manual")

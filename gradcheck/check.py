@@ -1602,6 +1602,7 @@ def _check_loss_as_given(loss: Any, y_true: Any, y_pred: Any, *, twin: Any, init
         rec.comparisons.append(compare(np.array(L), np.array(L_ref), "manual-vs-reference", rtol=rtol, atol=atol))
         records[:1] = [rec]
     sc, rescan = _loss_scan(loss, value, scalar, yt, yp, cfg.step, owner, pred)
+    central = np.array(sc.grad, copy=True)  # the central differences at the step, before any retry replaces them
     large = cfg.method == "central" and bool(_large_step_note(cfg))  # as a layer's tensor (_numerical_comparisons):
     comps = {"y_pred": _versus_scan({s: sources[s]["y_pred"] for s in ("manual", "tape") if s in sources}, sc,
                                     rtol, atol, rescan=rescan, large=large, scale=_input_scale([yt, yp]), values=yp,
@@ -1623,6 +1624,7 @@ def _check_loss_as_given(loss: Any, y_true: Any, y_pred: Any, *, twin: Any, init
         twin=None if twin_obj is None else f"{type(twin_obj).__module__}.{type(twin_obj).__name__}",
         twin_note=note, notes=notes, gradients={src: {gname: v["y_pred"]} for src, v in sources.items()})
     res._output = np.array(L)  # the value, for a check at another constructor argument (not a field: not in to_dict)
+    res._central = {gname: central}  # _log_eps.changed_by_eps: whether forward computes another loss, bit for bit
     return res
 
 
