@@ -270,7 +270,8 @@ def _worst_numerical(res: Any) -> float:
 def changed_by_eps(res: Any, res_free: Any) -> tuple[bool, bool]:
     """``(forward's, backward's)``: whether the check of the copy without the eps, ``res_free``, has other central
     differences (forward computes another loss) or another backward result than ``res``, the loss as written's:
-    the eps is on that function's path (not only in another class of the files)."""
+    the eps is on that function's path (not only in another class of the files). The central differences compared
+    are those at the step (a loss's ``_central``), before a retry replaced entries of one check alone."""
     def differ(source):
         a, b = (r.gradients.get(source, {}) for r in (res, res_free))
         if source == "numerical" and all(hasattr(r, "_central") for r in (res, res_free)):

@@ -1264,8 +1264,9 @@ def _kinks_at_floor(analytic, kinks, cand, floor, rescan, rtol, atol):
     (a kink, isolated there: a piecewise-linear entry exactly on a knot whose full step spans other knots) added
     where an analytic gradient agrees, by the one rule, with the central difference at that floor step (the mean of
     the one-sided slopes at a kink), or lies between its one-sided differences there (:func:`kink_mask`, the rule at
-    offset 0: a clip's gradient 1 at its edge, switch48, verify47c F2): the step at which an input of size 1 is
-    checked. Without it such an entry, not "between" its one-sided differences at the full step, was the worst
+    offset 0: a clip's gradient 1 at its edge, switch48, verify47c F2) where that floor is at most a quarter of the
+    step (finer steps were tried) and the sides do not halve there as a smooth function's do (:func:`smooth_mask` at
+    half and a quarter of the floor, verify48c H1): the step at which an input of size 1 is checked. Without it such an entry, not "between" its one-sided differences at the full step, was the worst
     failing one and FAILed a right layer (verify47c F1: ``db[0] manual=-8.48 numerical=-1.52`` at ``b ~ 1e6``); a
     value outside the floor's one-sided differences stays failing."""
     if not cand.any():
