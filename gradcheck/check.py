@@ -1191,7 +1191,7 @@ def _versus_scan(analytic: dict[str, np.ndarray], sc, rtol, atol, mask=None, how
         outside = np.zeros(np.shape(sc.grad), dtype=bool)
     done, unsettled = np.zeros(np.shape(sc.grad), dtype=bool), loose
     if not large and rescan is not None and sc.d_plus is not None:
-        done, unsettled = _extrapolate(analytic, sc, rtol, atol, inside & ~finer, kinks, rescan, scale, own)
+        done, unsettled = _extrapolate(analytic, sc, rtol, atol, inside & ~finer, kinks, rescan, scale, own, roundoff)
         unsettled = (unsettled | loose) & ~outside  # off every estimate at the finer steps: wrong, however loose
         # the full step's (switch48: 1.01 times Huber's gradient at its switch, b ~ 1e7, was NOT CHECKED)
     out = {}
@@ -1243,7 +1243,7 @@ def _finer_steps(analytic, sc, kinks, rescan, rtol, atol, values, roundoff, scal
         mark = at == f
         sigma = f * _measured_roundoff(sc, lambda i, fr, f=f: rescan(i, fr * f), idx)  # C(h)'s, as _deeper reads it
         sigma = np.where(sigma > 0, sigma, roundoff)
-        R, ok, _, lo, hi, noise = _deeper(sc.grad, rescan, idx, rtol, atol, float(f), sigma)
+        R, ok, _, lo, hi, noise = _deeper(sc.grad, rescan, idx, rtol, atol, float(f), sigma, roundoff)
         if spans is not None and scale >= UNSETTLED_SCALE:  # a span's unconverged estimates decide where they can
             near = _within_spread(analytic, lo, hi, rtol, noise)
             outside, loose = outside | mark & spans & ~ok & ~near, loose | mark & spans & ~ok & near
@@ -1291,7 +1291,8 @@ def _kinks_at_floor(analytic, kinks, cand, floor, rescan, rtol, atol):
                 g, s.grad, s.d_plus, s.d_minus, rtol=rtol, atol=atol))
     return kinks
 
-def _extrapolate(analytic: dict[str, np.ndarray], sc, rtol, atol, inside, kinks, rescan, scale=1.0, own=None):
+def _extrapolate(analytic: dict[str, np.ndarray], sc, rtol, atol, inside, kinks, rescan, scale=1.0, own=None,
+                 roundoff=None):
     """Where an analytic gradient fails the central difference ``sc.grad`` at the default step (not at a kink), replace
     that difference, in place, by Richardson's extrapolation from the same differences at half and a quarter of the
     step where it has converged (:func:`gradcheck.compare.extrapolated`: the truncation error of the step, which the
@@ -1336,7 +1337,7 @@ def _extrapolate(analytic: dict[str, np.ndarray], sc, rtol, atol, inside, kinks,
         at = np.zeros(fails.shape, dtype=bool)
         at[tuple(np.array(idx).T)] = True
         sigma = _measured_roundoff(sc, rescan, idx) if scale >= UNSETTLED_SCALE else None
-        R, ok, top, lo, hi, noise = _deeper(sc.grad, rescan, idx, rtol, atol, top, sigma)
+        R, ok, top, lo, hi, noise = _deeper(sc.grad, rescan, idx, rtol, atol, top, sigma, roundoff)
         if scale < UNSETTLED_SCALE:  # near 1 the atol bounds the round-off (fixg28 H1: a doubled tiny dX)
             loose = np.zeros(fails.shape, dtype=bool)
         else:
@@ -1404,7 +1405,7 @@ def _measured_roundoff(sc, rescan, idx) -> np.ndarray:
     return out
 
 
-def _deeper(c0, rescan, idx, rtol, atol, top, sigma=None):
+def _deeper(c0, rescan, idx, rtol, atol, top, sigma=None, roundoff=None):
     """``(R, converged, fraction, lo, hi, noise)`` at the indices ``idx``: Richardson's extrapolation of the central
     differences from the steps ``f h``, ``f h/2``, ``f h/4`` (``f = top``: 1 and ``c0`` the differences at ``h``, or
     where the worst element stopped) by :func:`gradcheck.compare.extrapolated`, or ``C(f h/4)`` where ``C(f h/2)``
@@ -1424,8 +1425,9 @@ def _deeper(c0, rescan, idx, rtol, atol, top, sigma=None):
     noise = np.full(R.shape, float(atol))
     known = np.zeros(R.shape, dtype=bool) if sigma is None else sigma > 0  # measured: atol only bounds it
     c1 = c0 if top == 1.0 else rescan(live, top).grad
+    c2 = rescan(live, top / 2).grad
     for level in range(EXTRAPOLATION_LEVELS + 1):
-        c2, c4 = rescan(live, top / 2).grad, rescan(live, top / 4).grad
+        c4 = rescan(live, top / 4).grad
         Rl, okl = extrapolated(c1, c2, c4, rtol, atol)
         at = np.zeros(R.shape, dtype=bool)
         at[tuple(np.array(live).T)] = True
@@ -1434,16 +1436,30 @@ def _deeper(c0, rescan, idx, rtol, atol, top, sigma=None):
             ratio = np.abs(c2 - c4) / np.abs(c1 - c2)
             vals = np.stack([c2, c4, Rl, richardson(c1, c2, c4)[1]])
             lo, hi = np.where(at, np.fmin.reduce(vals), lo), np.where(at, np.fmax.reduce(vals), hi)
+        # converged by chance where the steps cross a jump of f'' at d < h (C(h) - f' = J (h - d)^2 / (4h): R and R'
+        # agree at d ~ h/4, both off): confirmed one step down, exact there or the h^2 law's (verify48c H4, F8)
+        c8, confirm = np.zeros(R.shape), at & okl & ~settled
+        if confirm.any():
+            c8 = rescan(_where(confirm), top / 8).grad
+            okl = okl & (~confirm | extrapolated(c2, c4, c8, rtol, atol)[1])
         R, ok = np.where(at, np.where(okl, Rl, c4), R), ok | at & (okl | settled)
         measured = NOISE_SIGMAS * 4 * (0.0 if sigma is None else sigma) / top
         noise = np.where(at, np.where(known, measured, np.maximum(4 * atol / top, measured)), noise)
-        steps = (H2_SHRINK[0] <= ratio) & (ratio <= H2_SHRINK[1]) | (np.abs(c2 - c4) > ABOVE_ROUNDOFF * atol * 4 / top)
+        base = np.where(known, measured, 4 * (atol if roundoff is None else roundoff) / top)  # round-off, not atol's floor
+        steps = (H2_SHRINK[0] <= ratio) & (ratio <= H2_SHRINK[1]) | (np.abs(c2 - c4) > ABOVE_ROUNDOFF * base)
         steps &= np.abs(c2 - c4) > measured
         go = at & ~ok & steps
         if level == EXTRAPOLATION_LEVELS or not go.any():
             break
-        live, c1, top = [tuple(int(i) for i in ix) for ix in np.argwhere(go)], c4, top / 4
+        if (need := go & ~confirm).any():  # the next level's C(h/2): c8 where the confirmation took it
+            c8 = np.where(need, rescan(_where(need), top / 8).grad, c8)
+        live, c1, c2, top = _where(go), c4, c8, top / 4
     return R, ok, top, lo, hi, noise
+
+
+def _where(mask) -> list[tuple[int, ...]]:
+    """The indices of ``mask``'s True entries, as tuples of ints (a rescan's ``idx``)."""
+    return [tuple(int(i) for i in ix) for ix in np.argwhere(mask)]
 
 
 def _within_spread(analytic: dict[str, np.ndarray], lo, hi, rtol, noise, own=None) -> np.ndarray:
