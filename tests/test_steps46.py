@@ -334,6 +334,44 @@ def test_a_right_elu_near_zero_far_from_zero_does_not_fail(c, d):
     assert res.unchecked or res.passed, res.table()
 
 
+@pytest.mark.parametrize("alpha", [1.0, 1.01, 1.001])
+def test_an_elu_with_an_entry_near_zero_at_x_near_1e3_gets_a_true_verdict(alpha):
+    """verify48c H4: ELU (``f''`` jumps at 0) at ``X ~ 1e3``, an entry ``1e-4`` from 0, ``h = 6e-3``: the
+    differences at ``h/16``, ``h/32``, ``h/64`` (the last exact, below the switch) gave a Richardson's extrapolation
+    that converged by chance, 1.5e-6 off, and the right layer FAILed (7.3e-4 relative at the full step). Confirmed
+    one step down it is not, and the retry goes on to steps below the switch: PASS; a wrong negative segment FAILs."""
+    z = np.random.default_rng(1).standard_normal((4, 4))
+    z[0, :4] = [1e-4, -1e-4, 2e-4, -3e-4]
+    elu = lambda z: anp.where(z > 0, z, anp.exp(anp.minimum(z, 0)) - 1)  # noqa: E731
+    student = _Shifted(elu, 1e3)
+    student.f = lambda z: anp.where(z > 0, z, alpha * (anp.exp(anp.minimum(z, 0)) - 1))  # its backward's function
+    student.forward = lambda X, training=False: (setattr(student, "X", X.copy()), np.asarray(elu(X - 1e3)))[1]
+    res = check_layer(student, 1e3 + z, twin=None, seed=0, mode="full")
+    verdict = "PASS" if res.passed and not res.unchecked else "NOT CHECKED" if res.unchecked else "FAIL"
+    assert verdict == ("PASS" if alpha == 1.0 else "FAIL"), res.table()
+
+
+@pytest.mark.parametrize("c, seed, shape", [(30.0, 6, (64, 10)), (1e6, 0, (32, 6)), (-1e7, 0, (32, 6))])
+@pytest.mark.parametrize("factor", [1.0, 1.001])
+def test_a_huber_loss_with_entries_near_its_switch_gets_a_true_verdict(c, seed, shape, factor):
+    """verify48b F8, F2: manualprop's Huber, ``y_true = c + N(0, 1)``, ``y_pred = y_true + N(0, 1)``. At 30 an entry
+    2.7e-5 from the switch at ``delta = 0.7`` (the other constructor argument checked), ``h = 1.7e-4``: the
+    differences stopped changing by less than atol's floor while still crossing it, and the right loss FAILed
+    ("dy_pred is wrong"). At 1e6 and -1e7 the retry stopped at a step whose one-sided differences agreed within 1%
+    and did not converge there: NOT CHECKED. Any step below the distance to the switch differences it exactly."""
+    import manualprop as mp
+
+    class Scaled(mp.Huber):
+        def backward(self):
+            return factor * super().backward()
+
+    r = np.random.default_rng(seed)
+    t = c + r.standard_normal(shape)
+    res = check_loss(Scaled(), t, t + r.standard_normal(shape), twin=None, seed=0)
+    verdict = "PASS" if res.passed and not res.unchecked else "NOT CHECKED" if res.unchecked else "FAIL"
+    assert verdict == ("PASS" if factor == 1.0 else "FAIL"), res.table()
+
+
 class _BiasedPwl:
     """``pwl(X + b - 1e6)``, ``b = 1e6 + [0, .3, -.2, .1]``, its backward ``factor`` times HIPS autograd's VJP."""
 
