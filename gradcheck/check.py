@@ -879,6 +879,11 @@ FAST_SAMPLE = 64
 #: Forwards :func:`_perturbed_nonfinite` may spend looking for the entry whose perturbed point is not finite.
 NONFINITE_SEARCH = 4096
 
+#: The smallest relative step :func:`_step_left_domain` offers: below it a central difference is the loss's last bit
+#: over ``2 h`` (1e-4 of ``|L|`` per unit of gradient at 1e-12), not the function's (verify48b F4: BCE at ``p = 1e-9``
+#: PASSes at eps=1e-10, and the search stopped at a quarter of the default step).
+NONFINITE_MIN_EPS = 1e-12
+
 
 def _perturbed_nonfinite(call: Call, which, indices, eps: float, exc: NonFiniteError) -> NonFiniteError:
     """A layer's :func:`_step_left_domain` (verify46c F7: ``log(x - 1e6)`` at ``x - 1e6 = 0.07``, ``h = 6``, blamed
@@ -906,7 +911,7 @@ def _perturbed_nonfinite(call: Call, which, indices, eps: float, exc: NonFiniteE
 def _step_left_domain(forward: str, what: str, arrays, finite, eps: float, exc: NonFiniteError) -> NonFiniteError:
     """The error of a ``forward`` (its name in the message) that is finite at the check's inputs but not at a point the
     central difference moved one entry to, ``x +- h``, ``h = eps max(1, |x|)``: the entry, ``x``, ``h`` and a relative
-    step at which the forward is finite at ``x +- h`` (the step quartered until it is, down to an input of size 1's),
+    step at which the forward is finite at ``x +- h`` (the step quartered until it is, down to :data:`NONFINITE_MIN_EPS`),
     found by moving one entry at a time (at most :data:`NONFINITE_SEARCH` forwards); ``exc`` itself when no such entry
     is found. ``arrays``: ``(key, name, array, indices or None for all)``; ``finite(key, index, value) -> bool``: the
     forward with that one entry moved to ``value`` is finite; ``what``: "layer" or "loss", for the advice. Shared by
@@ -923,17 +928,23 @@ def _step_left_domain(forward: str, what: str, arrays, finite, eps: float, exc: 
                 if finite(k, idx, x + sign * h):
                     continue
                 f = 1.0 / FINER
-                while f * max(1.0, abs(x)) >= 1.0 / FINER and not (finite(k, idx, x + f * h) and finite(k, idx, x - f * h)):
+                while f * eps >= NONFINITE_MIN_EPS and not (finite(k, idx, x + f * h) and finite(k, idx, x - f * h)):
                     f /= FINER
-                hint = (f"pass eps={f * eps:.2g} (--eps {f * eps:.2g}), at which the forward is finite at x +- h there,"
-                        if f * max(1.0, abs(x)) >= 1.0 / FINER else "no smaller relative step keeps it finite there:")
+                grows = abs(x) > 1.0  # the step eps |x|: grown with |x|; else eps itself, the entry too near the edge
+                where = "nearer 0" if grows else "farther from where the forward stops being finite"
+                hint = (f"pass eps={f * eps:.2g} (--eps {f * eps:.2g}), at which the forward is finite at x +- h there, "
+                        f"or check the {what} at inputs {where} (at this entry: other entries may need a smaller step)"
+                        if f * eps >= NONFINITE_MIN_EPS else f"no relative step down to eps={NONFINITE_MIN_EPS:.0e} keeps "
+                        f"it finite there (below it round-off decides the differences); check the {what} at inputs "
+                        f"{where}")
+                why = ("the step grows with |x|, and at this entry it leaves" if grows else
+                       "|x| <= 1, so h = eps, and this entry is within h of the edge of")
                 return NonFiniteError(V.paragraph(
                     f"{forward} is finite at the check's inputs, but not at the point the central "
                     f"difference moves {name}{list(idx)} to: x {'+' if sign > 0 else '-'} h = {x:.10g} "
-                    f"{'+' if sign > 0 else '-'} {h:.3g}, h = eps max(1, |x|) with eps={eps:.3g} (the step grows with "
-                    f"|x|, and at this entry it leaves the forward's domain: a log or sqrt of a negative number, a "
-                    f"pole, an exp overflow). This is the check's step, not an error of the forward: {hint} or check "
-                    f"the {what} at inputs nearer 0 (at this entry: other entries may need a smaller step)."))
+                    f"{'+' if sign > 0 else '-'} {h:.3g}, h = eps max(1, |x|) with eps={eps:.3g} ({why} the forward's "
+                    f"domain: a log or sqrt of a negative number, a pole, an exp overflow). This is the check's step, "
+                    f"not an error of the forward: {hint}."))
     return exc
 
 

@@ -216,6 +216,35 @@ def test_a_loss_not_finite_at_y_pred_plus_h_is_named_as_the_step():
         assert not check_loss(_Loss(f, 1.01), *_loss_at(1e8), twin=None, seed=0, eps=eps).passed
 
 
+class _BCE:
+    """Binary cross-entropy on probabilities without a clip: right, finite at every ``p`` in (0, 1)."""
+
+    def forward(self, y_true, y_pred):
+        self.t, self.p = y_true.copy(), y_pred.copy()
+        return float(-np.mean(y_true * np.log(y_pred) + (1 - y_true) * np.log(1 - y_pred)))
+
+    def backward(self):
+        return (self.p - self.t) / (self.p * (1 - self.p)) / self.p.size
+
+
+def test_a_loss_input_too_near_its_domain_edge_is_told_so_with_a_step_that_works():
+    """verify48b F4: BCE at ``p = 1e-9`` (``h = 6e-6`` leaves (0, 1)): the message said "no smaller relative step
+    keeps it finite" (the search stopped at a quarter of the step) and "check at inputs nearer 0" (the input is too
+    near the edge; its step did not grow). It offers a step that works, and says why."""
+    from gradcheck.errors import NonFiniteError
+    r = np.random.default_rng(0)
+    p, t = 1 / (1 + np.exp(-2 * r.standard_normal((4, 3)))), (r.random((4, 3)) < 0.5).astype(float)
+    p[1, 2], t[1, 2] = 1e-9, 0.0
+    with pytest.raises(NonFiniteError) as err, np.errstate(all="ignore"):
+        check_loss(_BCE(), t, p, twin=None, seed=0)
+    msg = " ".join(str(err.value).split())
+    assert "within h of the edge" in msg and "farther from where the forward stops being finite" in msg, msg
+    assert "nearer 0" not in msg and "no relative step" not in msg and "grows with |x|" not in msg, msg
+    eps = float(msg.split("pass eps=")[1].split()[0])
+    with np.errstate(all="ignore"):
+        assert check_loss(_BCE(), t, p, twin=None, seed=0, eps=eps).passed
+
+
 _HUBER_ONE = _SAMPLED + '''
 class HuberOne(Huber):  # 1.01 times the right value at b[1] alone, the entry at the switch
     def backward(self, dY):
