@@ -313,7 +313,8 @@ def test_an_unconverged_extrapolation_replaces_nothing():
     done, unsettled = _extrapolate({"manual": np.array([2.0])}, sc, 1e-6, 1e-9, np.array([True]),
                                    {"manual": np.array([False])}, alternating)
     assert not done.any() and not unsettled.any() and sc.grad[0] == 1.0
-    steps = {0.5: np.array([1.75]), 0.25: np.array([1.9375])}  # R' = (4 * 1.9375 - 1.75) / 3 = 2: converged
+    steps = {0.5: np.array([1.75]), 0.25: np.array([1.9375]),  # R' = (4 * 1.9375 - 1.75) / 3 = 2: converged,
+             0.125: np.array([1.984375])}  # and confirmed one step down (the h^2 law's: loss49, verify48c H4)
     done, _ = _extrapolate({"manual": np.array([2.0])}, sc, 1e-6, 1e-9, np.array([True]), {"manual": np.array([False])},
                            lambda idx, frac: SimpleNamespace(grad=steps[frac]))
     assert done.all() and sc.grad[0] == 2.0
