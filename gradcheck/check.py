@@ -1192,8 +1192,8 @@ def _versus_scan(analytic: dict[str, np.ndarray], sc, rtol, atol, mask=None, how
             kinks = {src: k & ~smooth for src, k in kinks.items()}
         if large:
             covered = {src: step_covered(g, sc.grad, half.grad, quarter.grad) for src, g in analytic.items()}
-            at_eps = _extrapolated_at_eps(sc, np.logical_or.reduce([*fails.values()]) & ~union, half, quarter,
-                                          rescan, rtol, atol)
+            at_eps = _extrapolated_at_eps(sc, np.logical_or.reduce([fails[s] & ~kinks[s] for s in analytic]), half,
+                                          quarter, rescan, rtol, atol)  # kinks: after smooth_mask's test
     finer, loose = np.zeros(np.shape(sc.grad), dtype=bool), np.zeros(np.shape(sc.grad), dtype=bool)
     if values is not None and not large and rescan is not None and sc.d_plus is not None:
         spans = np.logical_or.reduce([mismatched(g, sc.grad, rtol, atol) & inside & ~kinks[src]

@@ -216,6 +216,17 @@ def test_a_loss_not_finite_at_y_pred_plus_h_is_named_as_the_step():
         assert not check_loss(_Loss(f, 1.01), *_loss_at(1e8), twin=None, seed=0, eps=eps).passed
 
 
+@pytest.mark.parametrize("eps", [0.003, 0.01])
+@pytest.mark.parametrize("factor", [1.0, 1.01])
+def test_a_loss_at_a_large_user_eps_is_judged_on_the_extrapolation_where_it_settles(eps, factor):
+    """verify48b F3: a user's eps far above float64's step skipped the extrapolation (its truncation error then
+    made a right loss NOT CHECKED; main PASSed it). Richardson's from eps and eps/2, converged and confirmed, is
+    compared by the one rule, as for layers: the right loss PASSes, 1.01 times it FAILs."""
+    res = check_loss(_Loss(lambda r: anp.log(anp.cosh(r)), factor), *_loss_at(0.0, 1.0), twin=None, seed=0, eps=eps)
+    verdict = "PASS" if res.passed and not res.unchecked else "NOT CHECKED" if res.unchecked else "FAIL"
+    assert verdict == ("PASS" if factor == 1.0 else "FAIL"), res.table()
+
+
 class _BCE:
     """Binary cross-entropy on probabilities without a clip: right, finite at every ``p`` in (0, 1)."""
 
