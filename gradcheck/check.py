@@ -1392,7 +1392,8 @@ UNSETTLED_SCALE = 100.0
 EXTRAPOLATION_LEVELS = 4
 
 #: :func:`_deeper` goes on past differences that do not shrink as ``h^2`` while their change is this many times the
-#: round-off (``atol`` at ``h``, growing as ``1/h``): the step is still far above the scale the function varies on
+#: round-off (measured, or estimated without atol's floor, at ``h``, growing as ``1/h``; atol's 1e-9 floor stopped a
+#: right Huber loss at 30 and 1e6 while its steps still crossed the switch, verify48b F8, F2): the step is still far above the scale the function varies on
 #: (attention at ``X - 3000``: ``C(h)``, ``C(h/2)``, ``C(h/4)`` = -7.1, -1.6, 4.4 where ``f' = 0.98``).
 ABOVE_ROUNDOFF = 100.0
 
@@ -1440,14 +1441,17 @@ def _deeper(c0, rescan, idx, rtol, atol, top, sigma=None, roundoff=None):
     and ``C(f h/4)`` agree within a quarter of the tolerance and their change shrank (a function smoother than the
     ``h^2`` law: ``R`` overshoots). Where neither converged and the differences are still the step's (their change
     within :data:`H2_SHRINK` of the one before, as ``h^2 f'''/6`` shrinks, round-off not yet their error: Nocedal &
-    Wright sec. 8.1; or :data:`ABOVE_ROUNDOFF` times the round-off), the same from a quarter of ``f`` (up to
+    Wright sec. 8.1; or :data:`ABOVE_ROUNDOFF` times the round-off: ``sigma``'s where measured, else ``roundoff``, the
+    step's without atol's floor, else ``atol``), the same from a quarter of ``f`` (up to
     :data:`EXTRAPOLATION_LEVELS` times); ``fraction`` is the last ``f``, for the other elements. ``lo``, ``hi``: the
     smallest and largest of each element's last estimates (``C(f h/2)``, ``C(f h/4)`` and both extrapolations);
     ``noise``: their round-off, :data:`NOISE_SIGMAS` times ``sigma`` (the measured deviation of ``C(h)``'s,
     :func:`_measured_roundoff`) times ``4 / f`` where it was measured, else ``atol`` (which only bounds it: 30 times
     the measure for ``tanh(1e-3 x)`` at ``X + 1e4``, or is the floor) times ``4 / f`` (verify44c H1); a step further
     down is taken only where the differences change by more than that (below it they are round-off, which grows as
-    the step shrinks)."""
+    the step shrinks). A converged extrapolation is confirmed from ``f h/2``, ``f h/4``, ``f h/8`` (2 forwards per
+    entry, reused as the next level's where it is not): across a jump of ``f''`` at ``d < h`` the two extrapolations
+    agree by chance near ``d = h/4``, both off (verify48c H4: a right ELU at ``X ~ 1e3`` FAILed)."""
     R = np.array(c0, dtype=np.float64)
     ok, lo, hi, live = np.zeros(R.shape, dtype=bool), R.copy(), R.copy(), list(idx)
     noise = np.full(R.shape, float(atol))
