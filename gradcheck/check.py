@@ -1393,8 +1393,8 @@ EXTRAPOLATION_LEVELS = 4
 
 #: :func:`_deeper` goes on past differences that do not shrink as ``h^2`` while their change is this many times the
 #: round-off (measured, or estimated without atol's floor, at ``h``, growing as ``1/h``; atol's 1e-9 floor stopped a
-#: right Huber loss at 30 and 1e6 while its steps still crossed the switch, verify48b F8, F2): the step is still far above the scale the function varies on
-#: (attention at ``X - 3000``: ``C(h)``, ``C(h/2)``, ``C(h/4)`` = -7.1, -1.6, 4.4 where ``f' = 0.98``).
+#: right Huber loss at 30 and 1e6 while its steps still crossed the switch, verify48b F8, F2): the step is still far
+#: above the scale the function varies on (attention at ``X - 3000``: ``C(h)``, ``C(h/2)``, ``C(h/4)`` = -7.1, -1.6, 4.4 where ``f' = 0.98``).
 ABOVE_ROUNDOFF = 100.0
 
 
