@@ -46,7 +46,8 @@ from manualprop import optim as _optim
 from .core import observe as _observe
 from .core import registry as _registry
 from .core import tape as _tape
-from .core.tensor import _FORWARD, _RECORDING, _STATE, _TRACERS, Tensor, Variable, _next_key
+from .core.tensor import (_FORWARD, _KEEP_SAVED, _RECORDING, _STATE, _TRACERS, Tensor, Variable,
+                          _next_key)
 
 __all__ = ["function", "TraceError"]
 
@@ -294,6 +295,21 @@ def _written_refusal(trace, err):
         "a one-hot, autoprop.numpy.take_along_axis(logits, y[:, None], axis=1) or logits[np.arange(N), y] for the "
         "labels' logits), or compute it outside the function and pass it in as an argument. An array used by "
         "numpy alone, never given to an autoprop operation, can be a copy: np.zeros(n).copy().")
+
+
+def _keeping(fwd):
+    """``fwd`` as a replay runs it for an op that a tape recorded when traced: with ``_KEEP_SAVED`` set, so
+    that a forward which keeps what its VJPs read only for a tape (``tape.WithSaved``: the cross-entropy's
+    softmax, a recurrent step's pre-activation) keeps it, and the replay's gradient step reads it instead of
+    computing it again (the same values: the VJPs read what they would have computed)."""
+    def keeping(*vals, **kw):
+        _KEEP_SAVED.append(True)
+        try:
+            return fwd(*vals, **kw)
+        finally:
+            _KEEP_SAVED.pop()
+
+    return keeping
 
 
 def _held_kw(trace, kw, where):
@@ -973,7 +989,10 @@ class _Trace:
             specs[i] = (s, False)
         for i, _var, s in vfill:
             specs[i] = (s, True)
-        self.steps.append(("op", prim.fwd, template, tuple(fill), tuple(vfill), kw,
+        # a forward that kept what its VJPs read for this trace's tape (kwargs' "saved") keeps it at
+        # every replay too (_keeping): the gradient step then reads it, as the tape's walk does
+        fwd = _keeping(prim.fwd) if "saved" in kwargs and _RECORDING else prim.fwd
+        self.steps.append(("op", fwd, template, tuple(fill), tuple(vfill), kw,
                            tuple(outslots), multi, kws, kwfill, prim))
         self.opspecs[outs[0]._key] = (specs, template)
 

@@ -483,3 +483,23 @@ def eager_and_traced_losses(make, change, X, Y, steps, at):
             out.append(f(X, Y).numpy())
         losses.append(out)
     return losses
+
+
+@pytest.mark.parametrize("model, shape", [(_mlp, (64,)), (lambda: _Recurrent("RNN"), (5, 8))])
+def test_a_replay_keeps_what_the_vjps_read_as_the_tape_does(model, shape, monkeypatch):
+    """speed49: a forward that keeps what its VJPs read for a tape (the cross-entropy's softmax, the RNN's
+    pre-activations) keeps it at a replay too, so the replay's gradient step does not form it again: the
+    VJPs are called with the same ``saved`` in both (before, the replay's was None and the softmax was formed
+    twice a step); the values stay the eager step's bit for bit (_run_both)."""
+    from autoprop.core.prims import recurrent, reductions
+
+    seen = []
+    ce_vjp, rnn_local = reductions._softmax_minus_onehot, recurrent._rnn_local
+    monkeypatch.setattr(reductions, "_softmax_minus_onehot",
+                        lambda z, y, p=None: seen.append(p is None) or ce_vjp(z, y, p))
+    monkeypatch.setattr(recurrent, "_rnn_local",
+                        lambda args, saved: seen.append(saved is None) or rnn_local(args, saved))
+    m_eager, m_fn = _run_both(model, lambda: ap.optimizers.SGD(learning_rate=0.1), shape)
+    # each step's cross-entropy VJP (and the RNN's), eager and traced (the first call traces, the others replay)
+    assert len(seen) == 2 * STEPS * (1 if model is _mlp else 2)
+    assert not any(seen)  # every VJP read the kept values

@@ -29,6 +29,11 @@ _FORWARD: list = []
 #: Non-empty while ``_FORWARD`` or a listening tape (:mod:`autoprop.core.observe`) is:
 #: one check on the hot path.
 _EXTRA: list = []
+#: Non-empty while a replay of :func:`autoprop.function` runs the forward of an op that a tape recorded
+#: when traced (``tracing._keeping``): a forward that keeps what its VJPs read only for a tape or a
+#: listener (``WithSaved``: the cross-entropy's softmax, a recurrent step's pre-activation) keeps it then
+#: too, so the replay's gradient step reads it instead of computing it again.
+_KEEP_SAVED: list = []
 #: The trace of :func:`autoprop.function` in progress (at most one; ``autoprop/function.py``): the
 #: conversions of a traced tensor to a Python or numpy value and a Variable's ``assign*`` report to it.
 _TRACERS: list = []

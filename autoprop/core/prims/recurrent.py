@@ -67,7 +67,7 @@ from manualprop._extremes import largest, sech2, smallest, squares_finite  # (ke
 
 from ..registry import defprim
 from ..tape import PartlySaved, WithSaved, keep_entries, whole_value_needed
-from ..tensor import _EXTRA, _FORWARD, _RECORDING, Tensor
+from ..tensor import _EXTRA, _FORWARD, _KEEP_SAVED, _RECORDING, Tensor
 from ._common import _all_finite, _mT, _shape, _value, times, times_into
 from .elementwise import _COSH_MAX, _sech2, _sigmoid_fwd, sigmoid
 from .fused import _linear_at_fwd, linear_at
@@ -252,7 +252,7 @@ def _cell_fwd(h, W, A, key):
     if a.dtype.kind == "c":
         raise TypeError(f"rnn_cell: real values only (tanh's derivative from |a|); got {a.dtype}")
     y = np.tanh(a)
-    if not (_RECORDING or _EXTRA) or a.dtype.kind != "f":
+    if not (_RECORDING or _EXTRA or _KEEP_SAVED) or a.dtype.kind != "f":
         return y  # nobody differentiates it: nothing to keep
     return WithSaved((y, _keep_saturated(a)))
 
@@ -442,7 +442,7 @@ def _rnn_fwd(x, h0, W_ih, W_hh, b_ih, b_hh):
         a_t = a[:, t]
         a_t += h @ W_hh.T
         h = np.tanh(a_t, out=Y[:, t])
-    if not (_RECORDING or _EXTRA):
+    if not (_RECORDING or _EXTRA or _KEEP_SAVED):
         return Y  # nobody differentiates it: nothing to keep
     return WithSaved((Y, a))
 
@@ -605,7 +605,7 @@ def _gates_at_fwd(h, W, A, key):
     z = _gates_fwd(a)
     H = z.shape[-1] // 4
     pieces = (z[..., :H], z[..., H:2 * H], z[..., 2 * H:3 * H], z[..., 3 * H:])  # views of z
-    if not (_RECORDING or _EXTRA) or a.dtype.kind != "f":
+    if not (_RECORDING or _EXTRA or _KEEP_SAVED) or a.dtype.kind != "f":
         return pieces  # nobody differentiates it: nothing of a to keep
     return WithSaved((pieces, _gates_keep(a, False)))  # a near saturation only (usually nothing)
 

@@ -18,7 +18,7 @@ from manualprop._extremes import rows, squares_finite  # (kernels: numpy only)
 from ..observe import own, static
 from ..registry import PRIMITIVES, defcomposite, defnondiff, defprim, linear_jvp
 from ..tape import _F64, INDEX_ARGUMENTS, WithSaved
-from ..tensor import _EXTRA, _RECORDING, Tensor
+from ..tensor import _EXTRA, _KEEP_SAVED, _RECORDING, Tensor
 from ..views import layout_as
 from ._common import (
     REDUCED,
@@ -370,7 +370,8 @@ sparse_softmax_cross_entropy_with_logits = defprim(
 # VJP is the fused kernel scaled by g / n, the mean's VJP and the cross-entropy's in one step
 # (each entry (p - onehot) * (g / n): the same bits as the two VJPs).
 #
-# While a tape records (or an accumulator listens), the forward keeps the softmax
+# While a tape records (or an accumulator listens, or autoprop.function's replay runs this op of a
+# recorded trace: tensor._KEEP_SAVED), the forward keeps the softmax
 # exp(s) / sum(exp(s)), s = z - max z (N x C, what manualprop's loss caches), in the record
 # (tape.WithSaved), divided by the row sums its loss took when the loss is finite (then every row
 # sum is finite and positive, and the division warns of nothing): the VJP on arrays copies it instead
@@ -378,7 +379,8 @@ sparse_softmax_cross_entropy_with_logits = defprim(
 # dozen, sessions 17 and 31 of docs/speed.md); on Tensors (an outer tape) and in the JVP it is
 # not read.
 def _sparse_ce_mean_fwd(logits, labels):
-    if not (_RECORDING or _EXTRA) or type(logits) is not np.ndarray or logits.dtype.kind != "f":
+    keep = _RECORDING or _EXTRA or _KEEP_SAVED  # (someone reads the VJP's softmax)
+    if not keep or type(logits) is not np.ndarray or logits.dtype.kind != "f":
         return _mean_fwd(_sparse_ce_fwd(logits, labels))
     s = logits - _row_max(logits)  # _sparse_ce_fwd's steps: the same bits
     e = np.exp(s)
