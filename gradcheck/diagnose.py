@@ -80,6 +80,7 @@ from .errors import (
     EXIT_STUDENT,
     GradcheckError,
     GradientShapeError,
+    GraderError,
     NotCheckedError,
     ProtocolError,
     StudentCodeError,
@@ -8430,7 +8431,7 @@ def _again_at(run: Any, keep_pass: bool = False) -> tuple[bool, Any]:
     try:
         d = run()
     except Exception as e:  # noqa: BLE001 - code that cannot be checked there: at the first point only
-        if _own_fault(e):
+        if _own_fault(e) or isinstance(e, GraderError):  # (an InternalError, the sandbox's own failure: verify48d F6)
             raise  # gradcheck's own fault must not leave the first point's PASS standing (newuser38 F1's template)
         return False, None
     if _no_verdict(d):  # no claim of the second point, as of one that cannot be checked (merge47)

@@ -45,7 +45,7 @@ from ._adapters import (
     walk,
 )
 from .compare import close, relative_error
-from .errors import GradientShapeError, InputModifiedError, StudentCodeError, TwinError, UsageError
+from .errors import GraderError, GradientShapeError, InputModifiedError, StudentCodeError, TwinError, UsageError
 
 __all__ = ["Call", "strided_copy", "layout_copy", "in_place", "inplace_asked", "input_written", "dY_written", "one_sign_only", "ONE_SIGN", "switch_branch", "manual_source", "grad_slots", "Wrapper", "guarded_backward", "tape_source", "twin_source",
            "reference_source",
@@ -332,8 +332,11 @@ def other_point_stop(got: Any, where: str) -> tuple[bool, str]:
     of a loss) that gave no PASS or FAIL to take: ``got`` the diagnosis or result there, or what the check raised.
     ``failed`` when backward raised or returned a wrong shape there while forward ran (a right backward runs wherever
     its forward runs: a size read from the one axis for the other, verify47b F6); else no verdict (forward raised there: a layer of one batch size, ``Y = X @ X``; a NaN; no gradient judged: F7). ``why``:
-    the words "<where> backward raised ...", or why there is no verdict."""
+    the words "<where> backward raised ...", or why there is no verdict. Raises ``got``'s :class:`GraderError`
+    (gradcheck's own failure there: verify48d F6), which is no verdict of the layer's."""
     err = got if isinstance(got, BaseException) else getattr(got, "error", None)
+    if isinstance(err, GraderError):  # gradcheck's own failure there (an InternalError): never the layer's
+        raise err
     if err is not None:
         text = str(err)
         said = re.sub(r"^while checking [^:]*: forward\([^)]*\)( \([^)]*\))? then backward\([^)]*\): ", "", text)
@@ -412,6 +415,8 @@ def each_other_arg(layer: Any, inputs: Sequence[np.ndarray], first: Any, check: 
         except NotRebuilt as exc:  # its constructor's arguments unknown: said by the caller
             (unbuilt if unbuilt is not None else []).append((key, value, other, str(exc)))
             continue
+        except GraderError:  # gradcheck's own failure (an InternalError): never read as the layer's (verify48d F6)
+            raise
         except Exception as exc:  # noqa: BLE001 - a layer that cannot be built or checked there: the caller reads why
             (stops if stops is not None else []).append((key, value, other, exc))
             continue

@@ -587,3 +587,62 @@ def test_who_raised_at_the_second_point_is_the_first_call_the_error_names(tmp_pa
     layer FAILed (the grader gave 0/3). The first call gradcheck's words name decides."""
     got, out = check_source(tmp_path, WHO_RAISED, name, "--input-shape", "4,5", "--init", '{"slope": 1.0}')
     assert got == code and said in " ".join(out.split()), out
+
+
+RUNNING_BN = '''
+import numpy as np
+
+class BN:  # a batch norm with running statistics (PyTorch's momentum), gamma ones and beta zeros at init
+    def __init__(self, d=5, eps=1e-5, momentum=0.1):
+        self.params, self.grads = {"gamma": np.ones(d), "beta": np.zeros(d)}, {}
+        self.eps, self.momentum, self.rm, self.rv = eps, momentum, np.zeros(d), np.ones(d)
+
+    def forward(self, X, training=True):
+        if training:
+            mu, var = X.mean(0), X.var(0)
+            self.rm = (1 - self.momentum) * self.rm + self.momentum * mu
+            self.rv = (1 - self.momentum) * self.rv + self.momentum * var
+        else:
+            mu, var = self.rm, self.rv
+        self.training, self.inv = training, 1 / np.sqrt(var + self.eps)
+        self.xh = (X - mu) * self.inv
+        return self.params["gamma"] * self.xh + self.params["beta"]
+
+    def backward(self, dY):
+        self.grads["gamma"], self.grads["beta"] = (dY * self.xh).sum(0), dY.sum(0)
+        dxh = dY * GAMMA
+        if not self.training:
+            return dxh * self.inv
+        N = dY.shape[0]
+        return self.inv / N * (N * dxh - dxh.sum(0) - self.xh * (dxh * self.xh).sum(0))
+'''
+
+
+@pytest.mark.parametrize("gamma, code, said", [
+    ("1", 1, "BN [eval] dX"),  # backward forgets gamma: right at gamma = ones alone
+    ('self.params["gamma"]', 0, "also checked at drawn values")])
+def test_tape_checks_a_batch_norm_with_running_statistics_at_drawn_parameters(tmp_path, gamma, code, said):
+    """verify48d F6: --tape's training forward on Tensors stored the running statistics as autoprop Tensors on the
+    layer (``self.rm = (1 - m) * self.rm + m * mu``), so the eval forward at the drawn parameters returned a Tensor,
+    read as "its forward failed": the drawn check never ran under --tape, and a batch norm whose backward forgets
+    gamma PASSed (exit 0; without --tape it FAILs). The child turns them back into numpy arrays after the tape."""
+    got, out = check_source(tmp_path, RUNNING_BN.replace("GAMMA", gamma), "BN", "--input-shape", "6,5", "--tape")
+    text = " ".join(out.split())
+    assert got == code and said in text and "Tensor" not in text, out
+
+
+def test_gradchecks_own_failure_at_a_second_point_is_never_the_layers():
+    """verify48d F6: a failure of gradcheck's own at the second point (an InternalError, the sandbox's own) was read
+    by the other-point rule as the layer's ("its forward failed": no verdict, the PASS kept, exit 0). It is raised on:
+    gradcheck could not check, the exit code says so."""
+    from gradcheck.diagnose import _again_told
+    from gradcheck.errors import InternalError
+    from gradcheck.sources import other_point_stop
+
+    def run():
+        raise InternalError("gradcheck's adapter failed")
+
+    with pytest.raises(InternalError):
+        other_point_stop(InternalError("gradcheck's adapter failed"), "at slope=0.7")
+    with pytest.raises(InternalError):
+        _again_told(run, "at the drawn parameters")
