@@ -10,7 +10,7 @@ EXIT_PASS, EXIT_MISMATCH, EXIT_USAGE, EXIT_STUDENT = 0, 1, 2, 3
 
 __all__ = [
     "EXIT_PASS", "EXIT_MISMATCH", "EXIT_USAGE", "EXIT_STUDENT", "GradcheckError", "UsageError", "TwinError",
-    "GraderError", "InternalError", "StudentCodeError", "NotCheckedError", "ProtocolError", "GradientShapeError", "NonFiniteError",
+    "GraderError", "InternalError", "StudentCodeError", "NotCheckedError", "ProtocolError", "GradientShapeError", "AgainError", "NonFiniteError",
     "InputModifiedError", "MissingGradientError", "UnusableError", "error_kind", "CODE_MARK", "code", "marked"]
 
 #: The mark gradcheck puts before each backtick of its own code spans in an error's message (U+2060 WORD JOINER: no
@@ -111,6 +111,12 @@ class MissingGradientError(ProtocolError):
 class GradientShapeError(StudentCodeError):
     """``backward`` gave None, a wrong shape or dtype, or a ``grads`` entry unlike its parameter (exit 1)."""
     exit_code = EXIT_MISMATCH
+
+
+class AgainError(GradientShapeError):
+    """The layer passes at one point, but at another where its forward runs (another constructor argument, drawn
+    parameters) its backward breaks: raises, writes into dY, gives a wrong shape (exit 1). The check at the second
+    point ran: no "numerical check could not run" (verify48d F3)."""
 
 
 class NonFiniteError(StudentCodeError):

@@ -107,6 +107,7 @@ from .errors import (
     code,
 )
 from .sources import (
+    NOT_WRITTEN,
     argument_written,
     backprop_written,
     cache_write_verdict,
@@ -2081,8 +2082,7 @@ class Sandbox:
         hint = {"SystemExit": "A layer must return its result; sys.exit/exit() inside it ends nothing but this call.",
                 "MemoryError": f"The sandbox allows {self.memory_mb} MiB of memory.",
                 "FileNotFoundError": _DATA_FILES,
-                "NotImplementedError": "The exercise is not written yet: write the method's body (the line that "
-                                       "raises NotImplementedError) and check again."}.get(e.get("type"), "")
+                "NotImplementedError": NOT_WRITTEN}.get(e.get("type"), "")
         expected = "" if e.get("type") == "NotImplementedError" else expected
         if e.get("type") == "PermissionError" and "sandbox" in msg:
             hint = "Submissions may only compute with numpy; files, processes, threads and the network are off limits."

@@ -574,19 +574,75 @@ class LeakyCtor:  # a right layer whose constructor refuses other slopes, its me
 
     def backward(self, dY):
         return np.where(self.X > 0, dY, self.slope * dY)
+
+class LeakyAttrWrong(LeakyAttr):  # wrong in both modes at slope != 1: dY returned unscaled
+    def backward(self, dY):
+        return dY * (1.0 + self.extra)
+
+class LeakyInPlace(LeakyCtor):  # at slope != 1 backward writes into dY (right at 1.0)
+    def __init__(self, slope=1.0):
+        self.slope, self.params, self.grads = slope, {}, {}
+
+    def backward(self, dY):
+        if self.slope != 1.0:
+            dY[self.X <= 0] *= self.slope
+            return dY
+        return dY.copy()
+
+class LeakyF32(LeakyInPlace):  # at slope != 1 backward returns dX as float32
+    def backward(self, dY):
+        dX = np.where(self.X > 0, dY, self.slope * dY)
+        return dX.astype(np.float32) if self.slope != 1.0 else dX
+
+class LeakyNI(LeakyInPlace):  # refuses slope != 1 in backward alone, on purpose
+    def backward(self, dY):
+        if self.slope != 1.0:
+            raise NotImplementedError("only slope=1 is supported in backward")
+        return dY.copy()
 '''
 
 
 @pytest.mark.parametrize("name, code, said", [
     ("LeakyAttr", 1, "LeakyAttr [eval] passes at slope=1.0 but at slope=0.7 its backward fails: LeakyAttr.backward("),
-    ("LeakyCtor", 0, "no verdict there: at slope=0.7 its constructor raised (LeakyCtor.__init__(slope=0.7) raised")])
+    ("LeakyCtor", 0, "no verdict there: at slope=0.7 its constructor raised (LeakyCtor.__init__(slope=0.7) raised"),
+    # verify48d F2: a backward breaking there other than by raising was "no verdict" (PASS, exit 0)
+    ("LeakyInPlace", 1, "LeakyInPlace passes at slope=1.0 but at slope=0.7 its backward fails: LeakyInPlace.backward "
+                        "modified its upstream gradient dY in place"),
+    ("LeakyF32", 1, "also checked at slope=0.7: with slope=0.7 it FAILS (the diagnosis below); at slope=1.0 it "
+                    "passed."),
+    # F3: a refusal there FAILs in true words, never "The exercise is not written yet"
+    ("LeakyNI", 1, "LeakyNI passes at slope=1.0 but at slope=0.7 its backward raised NotImplementedError (LeakyNI."
+                   "backward(dY) with dY of shape (4, 5) raised NotImplementedError: only slope=1 is supported in "
+                   "backward (at student.py:"),
+    # F7: every mode's verdict named with the value
+    ("LeakyAttrWrong", 1, "FAIL: LeakyAttrWrong [training] [slope=0.7]: gradient mismatch in dX")])
 def test_who_raised_at_the_second_point_is_the_first_call_the_error_names(tmp_path, name, code, said):
     """verify48d F1: with the mode an attribute (``self.training``) the error's prefix "forward(X) (self.training =
     False) then backward(dY):" was not stripped, its "forward(" read as forward's raise: a backward raising at
     slope=0.7 PASSed (exit 0). F4: a constructor's own message naming "backward(dY)" was read as backward's: a right
     layer FAILed (the grader gave 0/3). The first call gradcheck's words name decides."""
     got, out = check_source(tmp_path, WHO_RAISED, name, "--input-shape", "4,5", "--init", '{"slope": 1.0}')
-    assert got == code and said in " ".join(out.split()), out
+    assert got == code and said in " ".join(out.split()) and "not written yet" not in out, out
+    if name == "LeakyNI":
+        assert ("gradcheck check and the grader check backward again at a second value of each float constructor "
+                "argument (0.3 for 0.5 and 0.0, 0.7 for 1.0, -0.7 for -1.0; a probability at 0.5 only)") in \
+            " ".join(out.split()), out
+    if name == "LeakyF32":
+        assert "FAIL: LeakyF32 [slope=0.7]: wrong dtype of dX." in out, out
+
+
+@pytest.mark.parametrize("name, said", [
+    ("LeakyInPlace", "LeakyInPlace passes at slope=1.0 but at slope=0.7 its backward fails: LeakyInPlace.backward "
+                     "modified its upstream gradient dY in place"),
+    ("LeakyNI", "LeakyNI passes at slope=1.0 but at slope=0.7 its backward raised NotImplementedError")])
+def test_check_layer_fails_a_backward_that_breaks_at_the_other_value_alike(name, said):
+    """check_layer (the grader's path) by the same rule as gradcheck check: an AgainError, which the grader reports
+    as it is (not as "the numerical check could not run": it ran, verify48d F3)."""
+    ns: dict = {}
+    exec(WHO_RAISED, ns)  # noqa: S102 - the test's own source
+    with pytest.raises(gradcheck.errors.AgainError) as got:
+        gradcheck.check_layer(ns[name](slope=1.0), (4, 5))
+    assert said in str(got.value) and "not written yet" not in str(got.value), str(got.value)
 
 
 RUNNING_BN = '''
