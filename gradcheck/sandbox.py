@@ -105,6 +105,7 @@ from .errors import (
     UnusableError,
     UsageError,
     code,
+    stepped,
 )
 from .sources import (
     NOT_WRITTEN,
@@ -2400,9 +2401,13 @@ class _Remote:
             raise UsageError(f"{self.class_name}.{op.partition('_')[0]}: this copy of the layer "
                              "was released (RemoteLayer.release).")
         said = what if what.startswith(f"{self.class_name}(") else called(self.class_name, what)  # a function: its call
-        return self._sandbox.call(op, {"id": self._id, **args}, said, expected, failed,
-                                  shared=shared, reply_dtypes=wire.COMPLEX_DTYPES if complex_step else
-                                  wire.ALLOWED_DTYPES)
+        try:
+            return self._sandbox.call(op, {"id": self._id, **args}, said, expected, failed,
+                                      shared=shared, reply_dtypes=wire.COMPLEX_DTYPES if complex_step else
+                                      wire.ALLOWED_DTYPES)
+        except StudentCodeError as exc:  # the request's op is the step that failed in the child: data, not words
+            stepped(exc, op)
+            raise
 
     def release(self) -> None:
         """Drop the child's object behind this proxy (a copy no longer needed); the proxy is unusable after."""

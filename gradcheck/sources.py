@@ -52,6 +52,7 @@ from .errors import (
     StudentCodeError,
     TwinError,
     UsageError,
+    stepped,
 )
 
 __all__ = ["Call", "strided_copy", "layout_copy", "in_place", "inplace_asked", "input_written", "dY_written", "one_sign_only", "ONE_SIGN", "switch_branch", "manual_source", "grad_slots", "Wrapper", "guarded_backward", "tape_source", "twin_source",
@@ -326,8 +327,9 @@ def built_with(layer: Any, key: str, value: float, inputs: Sequence[np.ndarray],
 
     if isinstance(layer, LossFunction):  # huber_loss(x, y, delta=1.0): the function called with delta=0.7
         return layer.loaded_with({**layer._kwargs, key: value})
-    if not isinstance(layer, (Adapted, BoundLoss)):
-        new = type(layer)(**{**constructor_args(layer, init), key: value})
+    if not isinstance(layer, (Adapted, BoundLoss)):  # its refusal worded as the sandbox's, its step as data (F4)
+        new = V.call_student(type(layer), **{**constructor_args(layer, init), key: value}, owner=type(layer).__name__,
+                             call=f"__init__({key}={value!r})")
         share_masks(layer, new)  # a dropout mask the layer holds (fix_mask) held by the new one too, as a copy held it
         if masks_held(layer) and not masks_held(new):
             hold_masks(new)
@@ -368,7 +370,7 @@ def other_point_stop(got: Any, where: str, arg: tuple[str, float, float] | None 
     if isinstance(err, GraderError):  # gradcheck's own failure there (an InternalError): never the layer's
         raise err
     if err is not None:
-        text = str(err)
+        text = str(err).replace(NOT_WRITTEN, "").strip()  # (a method that ran at the first point is written)
         said = re.sub(r"^while checking [^:]*: forward\([^)]*\)( \([^)]*\))? then backward\([^)]*\): ", "", text)
         # who raised: the first call the message names (gradcheck's words lead, "Name.backward(dY) raised ...";
         # the student's own text follows: a constructor refusing with "backward(" in its message, verify48d F4);
@@ -376,7 +378,7 @@ def other_point_stop(got: Any, where: str, arg: tuple[str, float, float] | None 
         # (F1); a sandboxed call that timed out is "Name.backward (called after a probe forward ..." (F5)
         m = re.search(r"\.(__init__)\(|(forward|backward)\w*(?:\(| \(called|, called on the probe input|"
                       r"(?: \[[^\]]*\])? modified its )", said)  # (sources.in_place's words: dY written, F2)
-        who = None if m is None else m.group(1) or m.group(2)
+        who = getattr(err, "step", None) or (None if m is None else m.group(1) or m.group(2))  # data first
         if who == "forward":  # a shape error of forward's output too (--tape's Y a Tensor)
             return False, f"{where} its forward {'failed' if isinstance(err, GradientShapeError) else 'raised'} ({said})"
         if who == "__init__":  # a constructor refusing the value: no layer to check there
@@ -389,7 +391,9 @@ def other_point_stop(got: Any, where: str, arg: tuple[str, float, float] | None 
         return False, f"{where} the check stopped ({said})"
     if "non-finite" in (getattr(got, "codes", None) or ()):  # a diagnosis's (a CheckResult has no codes)
         return False, f"{where} a value is NaN or infinite"
-    if wrong := [f for d in (got, *getattr(got, "other_modes", ())) for f in getattr(d, "errors", ())]:
+    every = (got, *getattr(got, "other_modes", ()))
+    if all(getattr(d, "result", None) is not None for d in every) and (
+            wrong := [f for d in every for f in getattr(d, "errors", ())]):
         # a diagnosis that FAILs there with the gradients compared, by a finding (dX returned as float32): a verdict
         # as a direct check there gives (verify48d F2: read as "no gradient could be judged", the PASS kept)
         said = wrong[0].sentence()
@@ -712,9 +716,10 @@ def in_place(owner: str, method: str, tensor: str, example: str, why: str = "", 
     """The error of a ``forward`` or Nielsen's ``backprop(x, y)`` (InputModifiedError) or of a ``backward``
     (StudentCodeError) that wrote into ``tensor``; ``branch``: the switch values of that call (``flag=True``), named
     as the check's rows are (``[flag=True]``)."""
-    return (StudentCodeError if method == "backward" else InputModifiedError)(V.paragraph(
+    return stepped((StudentCodeError if method == "backward" else InputModifiedError)(V.paragraph(
         f"{V.called(owner, method)}{f' [{branch}]' if branch else ''} modified its {tensor} in place;",
-        f"{what} must not write into {tensor.split()[-1]}{why}.", f"Compute into a new array instead, e.g. {example}."))
+        f"{what} must not write into {tensor.split()[-1]}{why}.", f"Compute into a new array instead, e.g. {example}.")),
+        method)
 
 
 def strided_copy(x: np.ndarray) -> np.ndarray:

@@ -702,3 +702,25 @@ def test_gradchecks_own_failure_at_a_second_point_is_never_the_layers():
         other_point_stop(InternalError("gradcheck's adapter failed"), "at slope=0.7")
     with pytest.raises(InternalError):
         _again_told(run, "at the drawn parameters")
+
+
+def test_who_failed_at_the_second_point_is_read_from_the_error_s_step():
+    """Who failed at the second point is data on the error (``StudentCodeError.step``: set by call_student, a
+    sandboxed layer's request, in_place), the message's words only where no step is known. check_layer's own
+    rebuild raised the constructor's bare ValueError, whose words ("backward(dY) is written for it") were read as
+    backward's: a right layer FAILed in check_layer and so in a grader's local run (verify48d F4, left there)."""
+    from gradcheck.errors import GradientShapeError, StudentCodeError
+    from gradcheck.sources import other_point_stop
+
+    ns: dict = {}
+    exec(WHO_RAISED, ns)  # noqa: S102 - the test's own source
+    res = gradcheck.check_layer(ns["LeakyCtor"](slope=1.0), (4, 5))
+    assert res.passed and any("no verdict there: at slope=0.7 its constructor raised (LeakyCtor.__init__(slope=0.7) "
+                              "raised ValueError" in n for n in res.notes), res.notes
+    said = "Leaky.forward(X) raised ValueError: backward(dY) cannot run here"  # words naming backward
+    err = StudentCodeError(said)
+    err.step = "forward"
+    assert other_point_stop(err, "at slope=0.7") == (False, f"at slope=0.7 its forward raised ({said})")
+    err = GradientShapeError("its forward(X) gave a wrong dX")  # a shape error naming forward, from backward
+    err.step = "backward"
+    assert other_point_stop(err, "at slope=0.7")[0]
