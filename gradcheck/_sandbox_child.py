@@ -1221,6 +1221,61 @@ def _spying(ap, tape, srcs, workdir, escapes, fn, *args, **kw):
             setattr(cls, m, orig)
 
 
+def _tensors_left(ap, obj, depth: int = 4):
+    """The ids of the autoprop Tensors ``obj``'s state holds (its attributes, their dicts, lists and tuples, and
+    sub-layers' attributes, to ``depth``): :meth:`Child.op_tape` takes them before forward runs on Tensors, so that
+    :func:`_tensors_unwrapped` leaves a Tensor the layer held before as it was."""
+    seen: set = set()
+    _walk_tensors(ap, obj, depth, seen, lambda t: t)
+    return {k for k in seen if type(k) is tuple}
+
+
+def _walk_tensors(ap, value, depth, seen, put):
+    """``put(value)`` for a Tensor (its id noted in ``seen`` as ``("t", id)``), the value it returns kept; else the
+    walk into a dict's values, a list's or tuple's items and an object's attributes (plain types only, each once):
+    the value with its Tensors replaced (a tuple rebuilt), or ``value`` itself."""
+    if isinstance(value, ap.Tensor):
+        seen.add(("t", id(value)))
+        return put(value)
+    if depth <= 0 or id(value) in seen or isinstance(value, (str, bytes, int, float, complex, type)) or value is None:
+        return value
+    seen.add(id(value))
+    if type(value) is dict:
+        for k in list(value):
+            v = value[k]
+            w = _walk_tensors(ap, v, depth - 1, seen, put)
+            if w is not v:
+                value[k] = w
+        return value
+    if type(value) in (list, tuple):
+        items = [_walk_tensors(ap, v, depth - 1, seen, put) for v in value]
+        if all(a is b for a, b in zip(items, value)):
+            return value
+        if type(value) is list:
+            value[:] = items
+            return value
+        return tuple(items)
+    if isinstance(value, (types.ModuleType, types.FunctionType, types.MethodType, types.BuiltinFunctionType)):
+        return value
+    slot = next((c.__dict__["__dict__"] for c in type(value).__mro__ if "__dict__" in c.__dict__), None)
+    if isinstance(slot, types.GetSetDescriptorType):  # Python's own __dict__ slot: no code of the submission runs
+        state = _quiet(slot.__get__, value)
+        if type(state) is dict:
+            _walk_tensors(ap, state, depth, seen, put)
+    return value
+
+
+def _tensors_unwrapped(ap, np, obj, held: set) -> None:
+    """Each autoprop Tensor ``obj``'s forward on Tensors left in its state (a batch norm's running statistics,
+    ``self.rm = (1 - m) * self.rm + m * mu``) but ``held`` (those it held before), replaced by its value as a numpy
+    array: the layer's state as a forward on numpy arrays leaves it. Left a Tensor, the next forward on numpy arrays
+    returned a Tensor (verify48d F6: every check after ``--tape`` of such a layer, the drawn parameters' among them,
+    read as the student's forward failing)."""
+    def put(t):
+        return t if ("t", id(t)) in held else np.array(t.numpy(), copy=True)
+    _walk_tensors(ap, obj, 4, set(), put)
+
+
 def _quiet(fn, *args):
     """``fn(*args)``, or None if it raised (a student's object this cannot read)."""
     try:
@@ -1804,6 +1859,7 @@ class Child:
                    if isinstance(v, np.ndarray) and v.dtype.kind == "f"}
         srcs.update(tensors)
         escapes, n1, n2, done = [], 0, 0, None
+        held = _tensors_left(ap, obj)
         try:
             own.update(tensors)
             with ap.GradientTape(persistent=True) as tape:
@@ -1834,6 +1890,7 @@ class Child:
             done = exc
         finally:
             own.update(saved)  # and a numpy cache left behind for a later backward
+            _tensors_unwrapped(ap, np, obj, held)  # (running statistics forward stored as Tensors: numpy again)
             fresh = [np.array(x, copy=True) for x in req["inputs"]]
             n2 = _quiet(lambda: _counting(count, codes, obj.forward, *fresh, student=student, held=held, **tr)) \
                 or (None, 0)  # (a forward that raised here: uncounted, as a forward request's that raised)

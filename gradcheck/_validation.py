@@ -33,6 +33,7 @@ from .errors import (
     UnusableError,
     UsageError,
     code,
+    stepped,
 )
 
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -671,7 +672,10 @@ def call_student(fn: Callable[..., Any], *args: Any, owner: str, call: str, expe
     by the sandbox) do."""
     try:
         return fn(*args, **kwargs)
-    except (StudentCodeError, GraderError):  # worded already (sandbox)
+    except StudentCodeError as exc:  # worded already (sandbox); its step as data
+        stepped(exc, call)
+        raise
+    except GraderError:
         raise
     except BaseException as exc:  # noqa: BLE001 - student code may raise anything
         if not_the_students(exc):
@@ -680,7 +684,8 @@ def call_student(fn: Callable[..., Any], *args: Any, owner: str, call: str, expe
         if isinstance(exc, TypeError) and "training" in str(exc):
             hint = "The protocol is forward(X, training=False): forward must accept a training keyword."
         hint = extra_args_hint(type(exc).__name__, str(exc)) or hint
-        raise StudentCodeError(paragraph(f"{called(owner, call)} raised {raised(exc)}.", expected, hint)) from exc
+        raise stepped(StudentCodeError(paragraph(f"{called(owner, call)} raised {raised(exc)}.", expected, hint)),
+                      call) from exc
 
 
 def require_methods(obj: Any, owner: str, methods: tuple[str, ...], protocol: str) -> None:

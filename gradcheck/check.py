@@ -42,7 +42,14 @@ from .compare import (
     swamped_by,
 )
 from .config import MODES, CheckConfig, mode_word, training_modes
-from .errors import GradientShapeError, NonFiniteError, StudentCodeError, TwinError, UsageError
+from .errors import (
+    AgainError,
+    GradientShapeError,
+    NonFiniteError,
+    StudentCodeError,
+    TwinError,
+    UsageError,
+)
 from .numerical import (
     default_eps,
     directional_derivatives,
@@ -216,9 +223,9 @@ def _args_checked(obj: Any, inputs: list[np.ndarray], first: CheckResult, check:
     checked, failed = each_other_arg(obj, inputs, first, check, lambda r: [r, *r.other_modes], init, unbuilt, stops)
     top = first if failed is None else failed
     for k, v, o, got in stops if failed is None else []:  # gradcheck.diagnose._again_told's rule (again48)
-        broke, why = other_point_stop(got, f"at {k}={o!r}")
+        broke, why = other_point_stop(got, f"at {k}={o!r}", (k, v, o))
         if broke:  # backward breaks where forward ran: a FAIL, as gradcheck check's diagnosis says it
-            raise GradientShapeError(f"{name or type(obj).__name__} passes at {k}={v!r} but {why}")
+            raise AgainError(f"{name or type(obj).__name__} passes at {k}={v!r} but {why}")
         top.notes.append(f"constructor argument {k}={v!r} can hide a wrong backward: also tried at {k}={o!r}: no "
                          f"verdict there: {why}; the verdict is at {k}={v!r} alone")
     if line := not_rechecked_line(name or type(obj).__name__, unbuilt, unknown_args(obj, init)):

@@ -78,7 +78,9 @@ from .compare import ATOL_FLOOR, close, compare, mismatched, relative_error, sum
 from .config import CheckConfig, mode_word, training_modes
 from .errors import (
     EXIT_STUDENT,
+    AgainError,
     GradcheckError,
+    GraderError,
     GradientShapeError,
     NotCheckedError,
     ProtocolError,
@@ -8430,7 +8432,7 @@ def _again_at(run: Any, keep_pass: bool = False) -> tuple[bool, Any]:
     try:
         d = run()
     except Exception as e:  # noqa: BLE001 - code that cannot be checked there: at the first point only
-        if _own_fault(e):
+        if _own_fault(e) or isinstance(e, GraderError):  # (an InternalError, the sandbox's own failure: verify48d F6)
             raise  # gradcheck's own fault must not leave the first point's PASS standing (newuser38 F1's template)
         return False, None
     if _no_verdict(d):  # no claim of the second point, as of one that cannot be checked (merge47)
@@ -8473,7 +8475,7 @@ def _broke_there(diag: Diagnosis, got: Any, stop: tuple[bool, str], first: str) 
     failed, why = stop
     if not failed or not isinstance(got, Diagnosis):
         return None
-    got.error = GradientShapeError(f"{diag.name} passes {first} but {why}")
+    got.error = AgainError(f"{diag.name} passes {first} but {why}")
     return got
 
 
@@ -8549,8 +8551,18 @@ def at_other_args(layer: Any, X: Any, diag: Diagnosis, check: Any, seed: int) ->
     if failed is None:
         return _args_stops(diag, stops)
     k, _, o = checked[-1]
-    failed.name, failed.other_args, failed.args_failed = f"{diag.name} [{k}={o!r}]", checked, True
-    return failed
+    return _named_at(failed, diag, k, o, checked, True)
+
+
+def _named_at(d: Diagnosis, diag: Diagnosis, k: str, o: float, checked: list, failed: bool) -> Diagnosis:
+    """``d``, the diagnosis of ``diag``'s layer built with ``k=o``, named so in every mode (``"Leaky [slope=0.7]"``,
+    its other modes' rows too: verify48d F7, the training row lacked the value), with ``other_args`` ``checked`` and
+    ``args_failed`` ``failed`` (the header's :func:`args_header` then says the table is at ``k=o``)."""
+    d.name, d.other_args, d.args_failed = f"{diag.name} [{k}={o!r}]", checked, failed
+    for m in d.other_modes:
+        if f"[{k}=" not in m.name:
+            m.name = f"{m.name} [{k}={o!r}]"
+    return d
 
 
 def _args_stops(diag: Diagnosis, stops: list) -> Diagnosis:
@@ -8562,13 +8574,16 @@ def _args_stops(diag: Diagnosis, stops: list) -> Diagnosis:
     Unlike a wrong value there, which FAILs only where forward's output changes (a knob backward alone reads computes
     another function, the layer's own), a backward that breaks is no function at all: it FAILs either way."""
     for k, v, o, got in stops:
-        failed, why = other_point_stop(got, f"at {k}={o!r}")
+        failed, why = other_point_stop(got, f"at {k}={o!r}", (k, v, o))
+        if failed and isinstance(got, Diagnosis) and got.error is None and got.result is not None:
+            # a finding FAILs it there with the gradients compared (dX returned as float32: verify48d F2): its table
+            # and diagnosis are the verdict, the header naming the value (args_header)
+            return _named_at(got, diag, k, o, [*diag.other_args, (k, v, o)], True)
         if failed:
             there = got if isinstance(got, Diagnosis) else dataclasses.replace(  # raised while built (its probe)
                 diag, result=None, other_modes=[], findings=[Finding("student-code", str(got), severity="error")])
             broke = _broke_there(diag, there, (failed, why), f"at {k}={v!r}")
-            broke.name, broke.other_args, broke.args_failed = f"{diag.name} [{k}={o!r}]", diag.other_args, False
-            return broke
+            return _named_at(broke, diag, k, o, diag.other_args, False)
         diag.findings.append(Finding("again-note", f"constructor argument {k}={v!r} "
                                      f"({SYMMETRIC_ARGS[v][1].format(k=k)}) can hide a wrong backward: also tried at "
                                      f"{k}={o!r}: no verdict there: {why}; the verdict is at {k}={v!r} alone",

@@ -6,12 +6,14 @@ gradcheck's own failure.
 
 from __future__ import annotations
 
+import re
+
 EXIT_PASS, EXIT_MISMATCH, EXIT_USAGE, EXIT_STUDENT = 0, 1, 2, 3
 
 __all__ = [
     "EXIT_PASS", "EXIT_MISMATCH", "EXIT_USAGE", "EXIT_STUDENT", "GradcheckError", "UsageError", "TwinError",
-    "GraderError", "InternalError", "StudentCodeError", "NotCheckedError", "ProtocolError", "GradientShapeError", "NonFiniteError",
-    "InputModifiedError", "MissingGradientError", "UnusableError", "error_kind", "CODE_MARK", "code", "marked"]
+    "GraderError", "InternalError", "StudentCodeError", "NotCheckedError", "ProtocolError", "GradientShapeError", "AgainError", "NonFiniteError",
+    "InputModifiedError", "MissingGradientError", "UnusableError", "STEPS", "stepped", "error_kind", "CODE_MARK", "code", "marked"]
 
 #: The mark gradcheck puts before each backtick of its own code spans in an error's message (U+2060 WORD JOINER: no
 #: printable character, so no string of the checked code's holds one: the sandbox cleans each with
@@ -82,8 +84,13 @@ class InternalError(GraderError):
 
 
 class StudentCodeError(GradcheckError):
-    """The code under check failed: raised, did not import, or broke the protocol (exit 3)."""
+    """The code under check failed: raised, did not import, or broke the protocol (exit 3). ``step``: the checked
+    code's call that failed, ``"forward"``, ``"backward"`` or ``"__init__"``, where gradcheck knows it (set by
+    :func:`gradcheck._validation.call_student`, a sandboxed layer's request, :func:`gradcheck.sources.in_place`),
+    else None: the check again at another point reads who failed from it, not from the message's words
+    (:func:`gradcheck.sources.other_point_stop`)."""
     exit_code = EXIT_STUDENT
+    step: str | None = None
 
 
 class NotCheckedError(StudentCodeError):
@@ -113,6 +120,12 @@ class GradientShapeError(StudentCodeError):
     exit_code = EXIT_MISMATCH
 
 
+class AgainError(GradientShapeError):
+    """The layer passes at one point, but at another where its forward runs (another constructor argument, drawn
+    parameters) its backward breaks: raises, writes into dY, gives a wrong shape (exit 1). The check at the second
+    point ran: no "numerical check could not run" (verify48d F3)."""
+
+
 class NonFiniteError(StudentCodeError):
     """A forward output or gradient contains NaN or infinity: a wrong result (exit 1)."""
     exit_code = EXIT_MISMATCH
@@ -121,6 +134,20 @@ class NonFiniteError(StudentCodeError):
 class InputModifiedError(StudentCodeError):
     """``forward`` wrote into its input: the caller's array changed, a wrong result (exit 1)."""
     exit_code = EXIT_MISMATCH
+
+
+#: The steps of the checked code a :class:`StudentCodeError` names in its ``step``.
+STEPS = ("forward", "backward", "__init__")
+
+
+def stepped(exc: BaseException, call: str) -> BaseException:
+    """``exc`` with ``step`` set from ``call`` (``"backward(dY)"``, ``"forward_many"``: the name it starts with, one of
+    :data:`STEPS`) when it is a :class:`StudentCodeError` whose step is not known yet; ``exc`` itself."""
+    m = re.match(r"(__init__|forward|backward)(?![A-Za-z])", call or "")
+    step = m.group(1) if m else None
+    if isinstance(exc, StudentCodeError) and exc.step is None and step is not None:
+        exc.step = step
+    return exc
 
 
 def error_kind(exc: GradcheckError) -> str:

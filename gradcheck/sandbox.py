@@ -105,8 +105,10 @@ from .errors import (
     UnusableError,
     UsageError,
     code,
+    stepped,
 )
 from .sources import (
+    NOT_WRITTEN,
     argument_written,
     backprop_written,
     cache_write_verdict,
@@ -2081,8 +2083,7 @@ class Sandbox:
         hint = {"SystemExit": "A layer must return its result; sys.exit/exit() inside it ends nothing but this call.",
                 "MemoryError": f"The sandbox allows {self.memory_mb} MiB of memory.",
                 "FileNotFoundError": _DATA_FILES,
-                "NotImplementedError": "The exercise is not written yet: write the method's body (the line that "
-                                       "raises NotImplementedError) and check again."}.get(e.get("type"), "")
+                "NotImplementedError": NOT_WRITTEN}.get(e.get("type"), "")
         expected = "" if e.get("type") == "NotImplementedError" else expected
         if e.get("type") == "PermissionError" and "sandbox" in msg:
             hint = "Submissions may only compute with numpy; files, processes, threads and the network are off limits."
@@ -2400,9 +2401,13 @@ class _Remote:
             raise UsageError(f"{self.class_name}.{op.partition('_')[0]}: this copy of the layer "
                              "was released (RemoteLayer.release).")
         said = what if what.startswith(f"{self.class_name}(") else called(self.class_name, what)  # a function: its call
-        return self._sandbox.call(op, {"id": self._id, **args}, said, expected, failed,
-                                  shared=shared, reply_dtypes=wire.COMPLEX_DTYPES if complex_step else
-                                  wire.ALLOWED_DTYPES)
+        try:
+            return self._sandbox.call(op, {"id": self._id, **args}, said, expected, failed,
+                                      shared=shared, reply_dtypes=wire.COMPLEX_DTYPES if complex_step else
+                                      wire.ALLOWED_DTYPES)
+        except StudentCodeError as exc:  # the request's op is the step that failed in the child: data, not words
+            stepped(exc, op)
+            raise
 
     def release(self) -> None:
         """Drop the child's object behind this proxy (a copy no longer needed); the proxy is unusable after."""

@@ -45,7 +45,15 @@ from ._adapters import (
     walk,
 )
 from .compare import close, relative_error
-from .errors import GradientShapeError, InputModifiedError, StudentCodeError, TwinError, UsageError
+from .errors import (
+    GraderError,
+    GradientShapeError,
+    InputModifiedError,
+    StudentCodeError,
+    TwinError,
+    UsageError,
+    stepped,
+)
 
 __all__ = ["Call", "strided_copy", "layout_copy", "in_place", "inplace_asked", "input_written", "dY_written", "one_sign_only", "ONE_SIGN", "switch_branch", "manual_source", "grad_slots", "Wrapper", "guarded_backward", "tape_source", "twin_source",
            "reference_source",
@@ -155,6 +163,10 @@ def at_keyword(layer: Any, key: str, value: str, inputs: Sequence[np.ndarray]) -
 #: 0.3 and 0.7: within a probability's range, no two of them (or their complements, reciprocals) equal.
 SYMMETRIC_ARGS = {0.5: (0.3, "1/{k} = 1/(1-{k}) and {k} = 1-{k}"), 1.0: (0.7, "times {k} = divided by {k} = unchanged"),
                   0.0: (0.3, "a term times {k} vanishes"), -1.0: (-0.7, "times {k} = divided by {k}")}
+#: The advice on a NotImplementedError of the checked code (:meth:`gradcheck.sandbox.Sandbox._student_error`): not
+#: given where the method ran at the first point and refused the second (:func:`other_point_stop`).
+NOT_WRITTEN = ("The exercise is not written yet: write the method's body (the line that raises NotImplementedError) "
+               "and check again.")
 #: Names of probabilities (a drop or keep rate): checked again only at 0.5, since at 0 or 1 the layer is another one
 #: (no dropout, or every unit dropped).
 PROBABILITY_WORDS = ("p", "rate", "drop", "keep", "prob")
@@ -315,8 +327,9 @@ def built_with(layer: Any, key: str, value: float, inputs: Sequence[np.ndarray],
 
     if isinstance(layer, LossFunction):  # huber_loss(x, y, delta=1.0): the function called with delta=0.7
         return layer.loaded_with({**layer._kwargs, key: value})
-    if not isinstance(layer, (Adapted, BoundLoss)):
-        new = type(layer)(**{**constructor_args(layer, init), key: value})
+    if not isinstance(layer, (Adapted, BoundLoss)):  # its refusal worded as the sandbox's, its step as data (F4)
+        new = V.call_student(type(layer), **{**constructor_args(layer, init), key: value}, owner=type(layer).__name__,
+                             call=f"__init__({key}={value!r})")
         share_masks(layer, new)  # a dropout mask the layer holds (fix_mask) held by the new one too, as a copy held it
         if masks_held(layer) and not masks_held(new):
             hold_masks(new)
@@ -326,32 +339,65 @@ def built_with(layer: Any, key: str, value: float, inputs: Sequence[np.ndarray],
     return cp
 
 
-def other_point_stop(got: Any, where: str) -> tuple[bool, str]:
+def other_arg_refused(key: str, value: float, other: float, said: str) -> str:
+    """The words of a backward that raised NotImplementedError (``said``, its error) at ``key=other`` after it ran at
+    ``key=value``: a FAIL, since a backward refusing the second value cannot be told from one with a constant written
+    for the first, which that value is there to catch (verify48d F3, the lead's decision), said as that, with the
+    values gradcheck and the grader check again at (:data:`SYMMETRIC_ARGS`), not as an exercise not written yet."""
+    by: dict[float, list[float]] = {}
+    for v, (o, _) in SYMMETRIC_ARGS.items():
+        by.setdefault(o, []).append(v)
+    pairs = ", ".join(f"{o!r} for {' and '.join(map(repr, vs))}" for o, vs in by.items())
+    said = said.replace(NOT_WRITTEN, "").strip().rstrip(".")
+    return (f"at {key}={other!r} its backward raised NotImplementedError ({said}), where its forward runs. gradcheck "
+            f"check and the grader check backward again at a second value of each float constructor argument "
+            f"({pairs}; a probability at 0.5 only) to catch a constant written for the first value (at {key}={value!r}, "
+            f"{SYMMETRIC_ARGS[value][1].format(k=key)}); a backward that refuses the second value cannot be told from "
+            f"one with such a constant, so it fails: write backward for any {key} (forward already runs at "
+            f"{key}={other!r}).")
+
+
+def other_point_stop(got: Any, where: str, arg: tuple[str, float, float] | None = None) -> tuple[bool, str]:
     """``(failed, why)`` of a check again at another point (:func:`gradcheck.diagnose._again_told`: drawn parameters,
     inputs around forward's constants, a batch of one size grown, another constructor argument, ``gradcheck check``'s
     of a loss) that gave no PASS or FAIL to take: ``got`` the diagnosis or result there, or what the check raised.
     ``failed`` when backward raised or returned a wrong shape there while forward ran (a right backward runs wherever
     its forward runs: a size read from the one axis for the other, verify47b F6); else no verdict (forward raised there: a layer of one batch size, ``Y = X @ X``; a NaN; no gradient judged: F7). ``why``:
-    the words "<where> backward raised ...", or why there is no verdict."""
+    the words "<where> backward raised ...", or why there is no verdict; ``arg``, ``(key, value, other)`` of another
+    constructor argument: a NotImplementedError of backward there is said by :func:`other_arg_refused`. Raises ``got``'s :class:`GraderError`
+    (gradcheck's own failure there: verify48d F6), which is no verdict of the layer's."""
     err = got if isinstance(got, BaseException) else getattr(got, "error", None)
+    if isinstance(err, GraderError):  # gradcheck's own failure there (an InternalError): never the layer's
+        raise err
     if err is not None:
-        text = str(err)
+        text = str(err).replace(NOT_WRITTEN, "").strip()  # (a method that ran at the first point is written)
         said = re.sub(r"^while checking [^:]*: forward\([^)]*\)( \([^)]*\))? then backward\([^)]*\): ", "", text)
         # who raised: the first call the message names (gradcheck's words lead, "Name.backward(dY) raised ...";
         # the student's own text follows: a constructor refusing with "backward(" in its message, verify48d F4);
         # the prefix of a layer whose mode is an attribute, "forward(X) (self.training = False)", is gradcheck's
         # (F1); a sandboxed call that timed out is "Name.backward (called after a probe forward ..." (F5)
-        m = re.search(r"\.(__init__)\(|(forward|backward)\w*(?:\(| \(called|, called on the probe input)", said)
-        who = None if m is None else m.group(1) or m.group(2)
+        m = re.search(r"\.(__init__)\(|(forward|backward)\w*(?:\(| \(called|, called on the probe input|"
+                      r"(?: \[[^\]]*\])? modified its )", said)  # (sources.in_place's words: dY written, F2)
+        who = getattr(err, "step", None) or (None if m is None else m.group(1) or m.group(2))  # data first
         if who == "forward":  # a shape error of forward's output too (--tape's Y a Tensor)
             return False, f"{where} its forward {'failed' if isinstance(err, GradientShapeError) else 'raised'} ({said})"
         if who == "__init__":  # a constructor refusing the value: no layer to check there
             return False, f"{where} its constructor raised ({said})"
+        if arg is not None and who == "backward" and (isinstance(err.__cause__, NotImplementedError) or re.search(
+                r"\.backward\w*\([^)]*\)[^:]*? raised NotImplementedError", said)):
+            return True, other_arg_refused(*arg, said)
         if isinstance(err, GradientShapeError) or who == "backward":
             return True, f"{where} its backward fails: {said}"
         return False, f"{where} the check stopped ({said})"
     if "non-finite" in (getattr(got, "codes", None) or ()):  # a diagnosis's (a CheckResult has no codes)
         return False, f"{where} a value is NaN or infinite"
+    every = (got, *getattr(got, "other_modes", ()))
+    if all(getattr(d, "result", None) is not None for d in every) and (
+            wrong := [f for d in every for f in getattr(d, "errors", ())]):
+        # a diagnosis that FAILs there with the gradients compared, by a finding (dX returned as float32): a verdict
+        # as a direct check there gives (verify48d F2: read as "no gradient could be judged", the PASS kept)
+        said = wrong[0].sentence()
+        return True, f"{where} {'its backward fails' if 'backward' in said else 'it fails'}: {said}"
     return False, f"{where} no gradient could be judged (NOT CHECKED there)"
 
 
@@ -412,6 +458,8 @@ def each_other_arg(layer: Any, inputs: Sequence[np.ndarray], first: Any, check: 
         except NotRebuilt as exc:  # its constructor's arguments unknown: said by the caller
             (unbuilt if unbuilt is not None else []).append((key, value, other, str(exc)))
             continue
+        except GraderError:  # gradcheck's own failure (an InternalError): never read as the layer's (verify48d F6)
+            raise
         except Exception as exc:  # noqa: BLE001 - a layer that cannot be built or checked there: the caller reads why
             (stops if stops is not None else []).append((key, value, other, exc))
             continue
@@ -450,7 +498,8 @@ def args_line(checked: Sequence[tuple[str, float, float]], failing: Sequence[str
     checked : sequence of (str, float, float)
         ``(name, value, other)`` of each argument checked again.
     failing : sequence of str or None
-        The tensors wrong at the last one's other value; None when every check there passed.
+        The tensors wrong at the last one's other value; None when every check there passed; empty when it failed
+        there by a finding alone (a gradient returned as float32).
 
     Returns
     -------
@@ -467,7 +516,10 @@ def args_line(checked: Sequence[tuple[str, float, float]], failing: Sequence[str
     if failing is None:
         return line + " (passed)"
     k, v, o = checked[-1]
-    wrong = ", ".join(failing) or "a gradient"
+    if not failing:  # it fails there by a finding, no gradient's values wrong (dX returned as float32: verify48d F2)
+        return line + (f": with {k}={o!r} it FAILS (the diagnosis below); at {k}={v!r} it passed. The table and "
+                       f"diagnosis below are at {k}={o!r}")
+    wrong = ", ".join(failing)
     return line + (f": with {k}={o!r} {wrong} {'are' if ', ' in wrong else 'is'} wrong; at {k}={v!r} the bug "
                    f"cancels. The table and diagnosis below are at {k}={o!r}")
 
@@ -664,9 +716,10 @@ def in_place(owner: str, method: str, tensor: str, example: str, why: str = "", 
     """The error of a ``forward`` or Nielsen's ``backprop(x, y)`` (InputModifiedError) or of a ``backward``
     (StudentCodeError) that wrote into ``tensor``; ``branch``: the switch values of that call (``flag=True``), named
     as the check's rows are (``[flag=True]``)."""
-    return (StudentCodeError if method == "backward" else InputModifiedError)(V.paragraph(
+    return stepped((StudentCodeError if method == "backward" else InputModifiedError)(V.paragraph(
         f"{V.called(owner, method)}{f' [{branch}]' if branch else ''} modified its {tensor} in place;",
-        f"{what} must not write into {tensor.split()[-1]}{why}.", f"Compute into a new array instead, e.g. {example}."))
+        f"{what} must not write into {tensor.split()[-1]}{why}.", f"Compute into a new array instead, e.g. {example}.")),
+        method)
 
 
 def strided_copy(x: np.ndarray) -> np.ndarray:

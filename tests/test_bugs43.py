@@ -574,16 +574,153 @@ class LeakyCtor:  # a right layer whose constructor refuses other slopes, its me
 
     def backward(self, dY):
         return np.where(self.X > 0, dY, self.slope * dY)
+
+class LeakyAttrWrong(LeakyAttr):  # wrong in both modes at slope != 1: dY returned unscaled
+    def backward(self, dY):
+        return dY * (1.0 + self.extra)
+
+class LeakyInPlace(LeakyCtor):  # at slope != 1 backward writes into dY (right at 1.0)
+    def __init__(self, slope=1.0):
+        self.slope, self.params, self.grads = slope, {}, {}
+
+    def backward(self, dY):
+        if self.slope != 1.0:
+            dY[self.X <= 0] *= self.slope
+            return dY
+        return dY.copy()
+
+class LeakyF32(LeakyInPlace):  # at slope != 1 backward returns dX as float32
+    def backward(self, dY):
+        dX = np.where(self.X > 0, dY, self.slope * dY)
+        return dX.astype(np.float32) if self.slope != 1.0 else dX
+
+class LeakyNI(LeakyInPlace):  # refuses slope != 1 in backward alone, on purpose
+    def backward(self, dY):
+        if self.slope != 1.0:
+            raise NotImplementedError("only slope=1 is supported in backward")
+        return dY.copy()
 '''
 
 
 @pytest.mark.parametrize("name, code, said", [
     ("LeakyAttr", 1, "LeakyAttr [eval] passes at slope=1.0 but at slope=0.7 its backward fails: LeakyAttr.backward("),
-    ("LeakyCtor", 0, "no verdict there: at slope=0.7 its constructor raised (LeakyCtor.__init__(slope=0.7) raised")])
+    ("LeakyCtor", 0, "no verdict there: at slope=0.7 its constructor raised (LeakyCtor.__init__(slope=0.7) raised"),
+    # verify48d F2: a backward breaking there other than by raising was "no verdict" (PASS, exit 0)
+    ("LeakyInPlace", 1, "LeakyInPlace passes at slope=1.0 but at slope=0.7 its backward fails: LeakyInPlace.backward "
+                        "modified its upstream gradient dY in place"),
+    ("LeakyF32", 1, "also checked at slope=0.7: with slope=0.7 it FAILS (the diagnosis below); at slope=1.0 it "
+                    "passed."),
+    # F3: a refusal there FAILs in true words, never "The exercise is not written yet"
+    ("LeakyNI", 1, "LeakyNI passes at slope=1.0 but at slope=0.7 its backward raised NotImplementedError (LeakyNI."
+                   "backward(dY) with dY of shape (4, 5) raised NotImplementedError: only slope=1 is supported in "
+                   "backward (at student.py:"),
+    # F7: every mode's verdict named with the value
+    ("LeakyAttrWrong", 1, "FAIL: LeakyAttrWrong [training] [slope=0.7]: gradient mismatch in dX")])
 def test_who_raised_at_the_second_point_is_the_first_call_the_error_names(tmp_path, name, code, said):
     """verify48d F1: with the mode an attribute (``self.training``) the error's prefix "forward(X) (self.training =
     False) then backward(dY):" was not stripped, its "forward(" read as forward's raise: a backward raising at
     slope=0.7 PASSed (exit 0). F4: a constructor's own message naming "backward(dY)" was read as backward's: a right
     layer FAILed (the grader gave 0/3). The first call gradcheck's words name decides."""
     got, out = check_source(tmp_path, WHO_RAISED, name, "--input-shape", "4,5", "--init", '{"slope": 1.0}')
-    assert got == code and said in " ".join(out.split()), out
+    assert got == code and said in " ".join(out.split()) and "not written yet" not in out, out
+    if name == "LeakyNI":
+        assert ("gradcheck check and the grader check backward again at a second value of each float constructor "
+                "argument (0.3 for 0.5 and 0.0, 0.7 for 1.0, -0.7 for -1.0; a probability at 0.5 only)") in \
+            " ".join(out.split()), out
+    if name == "LeakyF32":
+        assert "FAIL: LeakyF32 [slope=0.7]: wrong dtype of dX." in out, out
+
+
+@pytest.mark.parametrize("name, said", [
+    ("LeakyInPlace", "LeakyInPlace passes at slope=1.0 but at slope=0.7 its backward fails: LeakyInPlace.backward "
+                     "modified its upstream gradient dY in place"),
+    ("LeakyNI", "LeakyNI passes at slope=1.0 but at slope=0.7 its backward raised NotImplementedError")])
+def test_check_layer_fails_a_backward_that_breaks_at_the_other_value_alike(name, said):
+    """check_layer (the grader's path) by the same rule as gradcheck check: an AgainError, which the grader reports
+    as it is (not as "the numerical check could not run": it ran, verify48d F3)."""
+    ns: dict = {}
+    exec(WHO_RAISED, ns)  # noqa: S102 - the test's own source
+    with pytest.raises(gradcheck.errors.AgainError) as got:
+        gradcheck.check_layer(ns[name](slope=1.0), (4, 5))
+    assert said in str(got.value) and "not written yet" not in str(got.value), str(got.value)
+
+
+RUNNING_BN = '''
+import numpy as np
+
+class BN:  # a batch norm with running statistics (PyTorch's momentum), gamma ones and beta zeros at init
+    def __init__(self, d=5, eps=1e-5, momentum=0.1):
+        self.params, self.grads = {"gamma": np.ones(d), "beta": np.zeros(d)}, {}
+        self.eps, self.momentum, self.rm, self.rv = eps, momentum, np.zeros(d), np.ones(d)
+
+    def forward(self, X, training=True):
+        if training:
+            mu, var = X.mean(0), X.var(0)
+            self.rm = (1 - self.momentum) * self.rm + self.momentum * mu
+            self.rv = (1 - self.momentum) * self.rv + self.momentum * var
+        else:
+            mu, var = self.rm, self.rv
+        self.training, self.inv = training, 1 / np.sqrt(var + self.eps)
+        self.xh = (X - mu) * self.inv
+        return self.params["gamma"] * self.xh + self.params["beta"]
+
+    def backward(self, dY):
+        self.grads["gamma"], self.grads["beta"] = (dY * self.xh).sum(0), dY.sum(0)
+        dxh = dY * GAMMA
+        if not self.training:
+            return dxh * self.inv
+        N = dY.shape[0]
+        return self.inv / N * (N * dxh - dxh.sum(0) - self.xh * (dxh * self.xh).sum(0))
+'''
+
+
+@pytest.mark.parametrize("gamma, code, said", [
+    ("1", 1, "BN [eval] dX"),  # backward forgets gamma: right at gamma = ones alone
+    ('self.params["gamma"]', 0, "also checked at drawn values")])
+def test_tape_checks_a_batch_norm_with_running_statistics_at_drawn_parameters(tmp_path, gamma, code, said):
+    """verify48d F6: --tape's training forward on Tensors stored the running statistics as autoprop Tensors on the
+    layer (``self.rm = (1 - m) * self.rm + m * mu``), so the eval forward at the drawn parameters returned a Tensor,
+    read as "its forward failed": the drawn check never ran under --tape, and a batch norm whose backward forgets
+    gamma PASSed (exit 0; without --tape it FAILs). The child turns them back into numpy arrays after the tape."""
+    got, out = check_source(tmp_path, RUNNING_BN.replace("GAMMA", gamma), "BN", "--input-shape", "6,5", "--tape")
+    text = " ".join(out.split())
+    assert got == code and said in text and "Tensor" not in text, out
+
+
+def test_gradchecks_own_failure_at_a_second_point_is_never_the_layers():
+    """verify48d F6: a failure of gradcheck's own at the second point (an InternalError, the sandbox's own) was read
+    by the other-point rule as the layer's ("its forward failed": no verdict, the PASS kept, exit 0). It is raised on:
+    gradcheck could not check, the exit code says so."""
+    from gradcheck.diagnose import _again_told
+    from gradcheck.errors import InternalError
+    from gradcheck.sources import other_point_stop
+
+    def run():
+        raise InternalError("gradcheck's adapter failed")
+
+    with pytest.raises(InternalError):
+        other_point_stop(InternalError("gradcheck's adapter failed"), "at slope=0.7")
+    with pytest.raises(InternalError):
+        _again_told(run, "at the drawn parameters")
+
+
+def test_who_failed_at_the_second_point_is_read_from_the_error_s_step():
+    """Who failed at the second point is data on the error (``StudentCodeError.step``: set by call_student, a
+    sandboxed layer's request, in_place), the message's words only where no step is known. check_layer's own
+    rebuild raised the constructor's bare ValueError, whose words ("backward(dY) is written for it") were read as
+    backward's: a right layer FAILed in check_layer and so in a grader's local run (verify48d F4, left there)."""
+    from gradcheck.errors import GradientShapeError, StudentCodeError
+    from gradcheck.sources import other_point_stop
+
+    ns: dict = {}
+    exec(WHO_RAISED, ns)  # noqa: S102 - the test's own source
+    res = gradcheck.check_layer(ns["LeakyCtor"](slope=1.0), (4, 5))
+    assert res.passed and any("no verdict there: at slope=0.7 its constructor raised (LeakyCtor.__init__(slope=0.7) "
+                              "raised ValueError" in n for n in res.notes), res.notes
+    said = "Leaky.forward(X) raised ValueError: backward(dY) cannot run here"  # words naming backward
+    err = StudentCodeError(said)
+    err.step = "forward"
+    assert other_point_stop(err, "at slope=0.7") == (False, f"at slope=0.7 its forward raised ({said})")
+    err = GradientShapeError("its forward(X) gave a wrong dX")  # a shape error naming forward, from backward
+    err.step = "backward"
+    assert other_point_stop(err, "at slope=0.7")[0]

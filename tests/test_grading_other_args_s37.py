@@ -54,9 +54,35 @@ class Huber:
         return np.clip(self.r, -self.delta, self.delta) / self.r.size
 """
 WRONG_HUBER = HUBER.replace("np.clip(self.r, -self.delta, self.delta)", "np.clip(self.r, -1.0, 1.0)")
+# A leaky ReLU whose backward refuses slope != 1 on purpose (verify48d F3: 0/1 told "the numerical check could not
+# run ... The exercise is not written yet"), and the right one (the reference).
+LEAKY = """
+
+
+class Leaky:
+    def __init__(self, slope=1.0):
+        self.slope, self.params, self.grads = slope, {}, {}
+
+    def forward(self, X, training=False):
+        self.X = X
+        return np.where(X > 0, X, self.slope * X)
+
+    def backward(self, dY):
+        return np.where(self.X > 0, dY, self.slope * dY)
+"""
+REFUSING = LEAKY.replace("        return np.where(self.X > 0, dY", """        if self.slope != 1.0:
+            raise NotImplementedError("only slope=1 is supported in backward")
+        return np.where(self.X > 0, dY""")
 
 TEST = "\nimport pytest" + DROPOUT.replace("class Dropout:", "class RefDropout:") + HUBER.replace(
-    "class Huber:", "class RefHuber:") + """
+    "class Huber:", "class RefHuber:") + LEAKY.replace("class Leaky:", "class RefLeaky:") + """
+
+
+@pytest.mark.points(1)
+def test_leaky(student, grade, rng):
+    \"\"\"Leaky\"\"\"
+    layer = student.layer("layers.py", "Leaky", slope=1.0)
+    grade.layer_gradients(layer, rng.standard_normal((4, 5)), RefLeaky(1.0), points=1)
 
 
 @pytest.mark.points(2)
@@ -86,7 +112,7 @@ def test_a_dropout_dividing_by_p_loses_its_points_at_p_0_5(tmp_path):
     where dX disagrees with its own forward: 0/2, the message naming both values; the right backward keeps 2/2. So
     too a Huber loss clipping at 1 where delta = 1.0 is due: 0/1 (1/1 before), built again at delta = 0.7."""
     assert WRONG.count("/ self.p\n") == 1 and WRONG_HUBER.count("-1.0, 1.0") == 1
-    for d, files in (("sub", {"layers.py": WRONG + WRONG_HUBER}), ("tests", {"test_it.py": TEST})):
+    for d, files in (("sub", {"layers.py": WRONG + WRONG_HUBER + REFUSING}), ("tests", {"test_it.py": TEST})):
         (tmp_path / d).mkdir()
         for name, text in files.items():
             (tmp_path / d / name).write_text(text)
@@ -99,6 +125,10 @@ def test_a_dropout_dividing_by_p_loses_its_points_at_p_0_5(tmp_path):
         huber["output"]
     assert right["output"] == "All checked: `dX` ok.", right["output"]
     assert "dX disagrees with central differences at p=0.3" in wrong["output"], wrong["output"]
+    leaky = " ".join(rows["Leaky"]["output"].replace("\\", "").split())  # (results.json's Markdown escapes)
+    assert rows["Leaky"]["score"] == 0.0 and "Leaky passes at slope=1.0 but at slope=0.7 its backward raised " \
+        "NotImplementedError" in leaky and "second value of each float constructor argument" in leaky, leaky
+    assert "numerical check could not run" not in leaky and "not written yet" not in leaky, leaky
     assert ("This test builds your layer with p=0.5, where dX matched the reference; at that value a wrong backward "
             "can give the right numbers (1/p = 1/(1-p) and p = 1-p), so, as gradcheck check does, the grader also "
             "builds your layer with p=0.3, and there your backward disagrees with your own forward") \

@@ -68,7 +68,7 @@ from ..diagnose import (
     same_mask,
     scale_difference,
 )
-from ..errors import GradcheckError, GraderError, NonFiniteError, StudentCodeError
+from ..errors import AgainError, GradcheckError, GraderError, NonFiniteError, StudentCodeError
 from ..numerical import difference_quotient, probe_rng, upstream_draw
 from ..sources import (
     SYMMETRIC_ARGS,
@@ -2218,6 +2218,8 @@ def _numerical(verdict: Verdict, names: set[str], run: Callable[[], Any], part_o
         res = run()
     except GraderError:  # the grader's (MemoryBudgetError), never the submission's
         raise
+    except AgainError as exc:  # backward broke at a second point (slope=0.7): every part, never confirmed here
+        return _not_confirmed(verdict, left, exc)
     except (GradientShapeError, NonFiniteError, ProtocolError) as exc:
         if (res := getattr(exc, "result", None)) is None:  # else: a wrong shape, every other gradient compared
             if confirm is None or len(left) == len(verdict.parts):
@@ -2302,6 +2304,7 @@ def _not_confirmed(verdict: Verdict, left: list[Part], exc: GradcheckError) -> V
     slow = getattr(exc, "reason", None) == "timeout"
     message = ("the numerical check (central differences: many calls of forward, each with the time limit of one "
                f"call) could not finish, so this gradient was not confirmed: {exc}" if slow
+               else str(exc) if isinstance(exc, AgainError)  # it ran, and passed at the first point (verify48d F3)
                else f"the numerical check could not run: {exc}")
     if len(left) == len(verdict.parts):
         verdict = Verdict([Part(p.name, p.points, p.passed, p.message) for p in verdict.parts])
