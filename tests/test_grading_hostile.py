@@ -158,6 +158,7 @@ def _grade_hostile(folder: Path) -> dict:
     subs, out = folder / "hostile", folder / "hostile-graded"
     subs.mkdir()
     out.mkdir()
+    tests = _tests_one_second(folder / "tests")
     for name in ATTACKS:
         (subs / name).mkdir()
         (subs / name / "layers.py").write_text(submission(name, subs, out))
@@ -202,9 +203,9 @@ def _grade_hostile(folder: Path) -> dict:
     before = {p.name for p in Path(SITE).iterdir()}
     os.environ["GRADCHECK_HOSTILE_CANARY"] = "canary-7f3a"
     t0 = time.monotonic()
-    try:  # a 2 s limit per call, as test_grading_adversarial's: the attacks that hang (sigterm_hang in each of its 4
-        #   sandboxes, import_loop once) wait out each limit and busy-loop through it; every honest call is far under
-        res = grade_batch(subs, ASSIGN / "tests", out, workers=2, seed=5, timeout=2.0, memory_mb=700, progress=False)
+    try:  # the attacks that hang (sigterm_hang in each of its 4 sandboxes, import_loop once) busy-loop through each
+        #   per-call limit (1 s: _tests_one_second); every honest call is far under
+        res = grade_batch(subs, tests, out, workers=2, seed=5, timeout=2.0, memory_mb=700, progress=False)
     finally:
         del os.environ["GRADCHECK_HOSTILE_CANARY"]
     seconds = time.monotonic() - t0
@@ -214,7 +215,20 @@ def _grade_hostile(folder: Path) -> dict:
     written = max(Path(by[n].results_path).stat().st_mtime for n in ("daemon_outlives", "threads_outlive"))
     time.sleep(max(0.0, written + 3.5 - time.time()))
     return {"subs": subs, "out": out, "res": by, "seconds": seconds,
-            "site_before": before, "batch": res}
+            "site_before": before, "batch": res, "tests": tests}
+
+
+def _tests_one_second(tests: Path) -> Path:
+    """The assignment's tests copied to ``tests`` with a per-call limit of 1 s (its ``pytest.mark.timeout(3)``): the
+    batch grades every submission with them. The hanging attacks (sigterm_hang's 4 sandboxes, import_loop) busy-loop
+    until their limit's CPU time (the starved allowance gives back what the load took), 15 CPU-s of the batch at 3 s;
+    the suite asserts only that the limit ends them (the limit's own seconds are test_grading_adversarial's)."""
+    shutil.copytree(ASSIGN / "tests", tests, ignore=shutil.ignore_patterns("__pycache__"))
+    path = tests / "test_linear_relu_ce.py"
+    text = path.read_text()
+    assert text.count("pytest.mark.timeout(3)") == 1
+    path.write_text(text.replace("pytest.mark.timeout(3)", "pytest.mark.timeout(1)"))
+    return tests
 
 
 def results(b, name):
@@ -362,7 +376,7 @@ def test_resumed_batch_keeps_its_own_results_and_regrades_a_planted_one(batch, t
     assert planted == results(batch, "control_base")
     planted["score"] = 28.0
     (out / "control_base" / "results.json").write_text(json.dumps(planted))
-    res = grade_batch(subs, ASSIGN / "tests", out, workers=2, seed=5, timeout=2.0, memory_mb=700, progress=False,
+    res = grade_batch(subs, batch["tests"], out, workers=2, seed=5, timeout=2.0, memory_mb=700, progress=False,
                       plot=False)
     by = {s.name: s for s in res.submissions}
     assert by["control_base"].status == "graded" and by["control_base"].score == pytest.approx(BASE, abs=1e-3)
