@@ -8,7 +8,7 @@ every tied entry (the window's ``dX`` sums to ``3 dY``; every valid subgradient 
 
 Moved together, such entries often give a smooth direction: the max of a tie moves by ``t`` on both sides. Along
 ``d = sum_i max(1, |x_i|) e_i`` over a group of them, where the one-sided differences agree (at the step, or at a finer
-one, :func:`gradcheck.numerical._finer_verdict`), ``sum_i g_i d_i`` must match the central difference along ``d`` by
+one, :func:`_along_group`), ``sum_i g_i d_i`` must match the central difference along ``d`` by
 the one rule: for a convex or concave piece (a max, a min, a sort) every subgradient ``g`` gives the same
 ``g . d`` where the one-sided derivatives along ``d`` agree. Where they disagree along every group (ReLUs at their
 kinks, each its own group, or a tie beside a ReLU's kink) nothing new is asserted.
@@ -27,8 +27,8 @@ from typing import Any
 import numpy as np
 
 from ._kernel import TINY, kernel
-from .compare import close, compare, relative_error, smooth_mask
-from .numerical import _finer_verdict, _mover, _right_at
+from .compare import FINER, SIDES_AGREE, close, compare, relative_error, smooth_mask
+from .numerical import _mover, _right_at
 
 #: The most entries at kinks of one tensor grouped by the output entries they move (two forwards each); beyond it
 #: only the whole set of them is moved together.
@@ -59,7 +59,7 @@ def joint_wrong(call: Any, G: np.ndarray, key: str, kinks: dict[str, list], anal
     Returns
     -------
     dict
-        ``{source: [(group, analytic sum, central difference), ...]}`` for the sources with a wrong group (empty:
+        ``{source: [(group, analytic sum, central difference, fraction of the step it was taken at), ...]}`` for the sources with a wrong group (empty:
         nothing wrong, or nothing could be asserted).
     """
     every = sorted({tuple(ix) for ks in kinks.values() for ix in ks})
@@ -84,9 +84,10 @@ def joint_wrong(call: Any, G: np.ndarray, key: str, kinks: dict[str, list], anal
             if not any(tuple(ix) in group for ix in map(tuple, kinks.get(src, []))):
                 continue
             a = float(np.sum(np.asarray(g, dtype=np.float64) * part))
-            v, c = _along_group(along, L0, {key: part}, a, eps, top, noise, agree)
-            if v is None:
-                out[src] = (list(group), a, c)
+            v, c, f = _along_group(along, L0, {key: part}, a, eps, top, noise, agree)
+            if v is None:  # reported per unit move of the largest entry (the sums of a tie at 1e6 read as at 0)
+                w = float(part[tuple(np.array(group).T)].max())
+                out[src] = (list(group), a / w, c / w, f)
         return out
 
     wrong = verdicts(every)
@@ -98,22 +99,31 @@ def joint_wrong(call: Any, G: np.ndarray, key: str, kinks: dict[str, list], anal
     return {src: [w] for src, w in wrong.items()}
 
 
-def _along_group(along, L0, part, a, eps, top, noise, agree) -> tuple[str | None, float]:
-    """``(verdict, central difference at the step)`` of the analytic sum ``a`` along ``part``: ``"fine"`` where it
-    agrees (at the step, within the quotient's round-off, or where the one-sided differences agree at a finer step,
-    :func:`gradcheck.numerical._right_at`), ``"kink"`` where the direction crosses a kink at every step down to that
-    of an input of size 1 (``top`` the largest ``|x|`` moved), None where it is wrong: the one-sided differences agree
-    (to their round-off: linear along ``part``; or part as a smooth function's, :func:`smooth_mask`) and no central
-    difference or extrapolation at the step or finer matches ``a``."""
-    c, dp, dm = kernel("central", [along(part, eps), along(part, -eps)], [eps, -eps], L0)
-    if agree(a, float(c)) or abs(c - a) <= noise:
-        return "fine", float(c)
-    if abs(dp - dm) <= 4 * noise:
-        return None, float(c)
-    smaller = [kernel("central", [along(part, e), along(part, -e)], [e, -e], L0)[1:] for e in (eps / 2, eps / 4)]
-    if smooth_mask(np.array(dp), np.array(dm), smaller):
-        return _right_at(part, along, L0, a, eps, 1.0, top, noise, agree), float(c)
-    return _finer_verdict(part, along, L0, a, eps, top, noise, agree), float(c)
+def _along_group(along, L0, part, a, eps, top, noise, agree) -> tuple[str | None, float, float]:
+    """``(verdict, central difference, fraction of the step)`` of the analytic sum ``a`` along ``part``: ``"fine"``
+    where it agrees (within the quotient's round-off too); None where it is wrong: at the step or a finer one
+    (:data:`~gradcheck.compare.FINER` times smaller each, down to the step of an input of size 1, ``top`` the largest
+    ``|x|`` moved) the one-sided differences agree to their round-off (linear along ``part``) and the central
+    difference there does not match ``a``, or they part as a smooth function's (:func:`smooth_mask`) and no central
+    difference or extrapolation there or finer does (:func:`gradcheck.numerical._right_at`); ``"kink"`` (nothing
+    asserted) where every step tried crosses a kink or the round-off decides. Agreement to 1% is not enough here, as
+    it is for one entry (:func:`~gradcheck.compare.sides_agree_at`): the jumps of several kinks can nearly cancel."""
+    f, floor, first = 1.0, 1.0 / max(1.0, top), None
+    while f >= floor * (1 - 1e-12):
+        e = f * eps
+        c, dp, dm = (float(v) for v in kernel("central", [along(part, e), along(part, -e)], [e, -e], L0))
+        first = c if first is None else first
+        if agree(a, c) or abs(c - a) <= noise / f:
+            return "fine", c, f
+        if abs(dp - dm) <= 4 * noise / f:
+            return None, c, f
+        if 4 * noise / f >= SIDES_AGREE * (abs(dp) + abs(dm)):
+            break
+        smaller = [kernel("central", [along(part, g), along(part, -g)], [g, -g], L0)[1:] for g in (e / 2, e / 4)]
+        if smooth_mask(np.array(dp), np.array(dm), smaller):
+            return _right_at(part, along, L0, a, eps, f, top, noise, agree), c, f
+        f /= FINER
+    return "kink", first, 1.0
 
 
 def _groups(along, key, x, entries, eps, Y0) -> list[list[tuple[int, ...]]]:
@@ -157,13 +167,13 @@ def joint_checked(call: Any, G: np.ndarray, key: str, comparisons: dict, analyti
     for src, groups in wrong.items():
         pair = f"{src}-vs-numerical"
         c = out[pair]
-        drop = {tuple(ix) for group, _, _ in groups for ix in group}
+        drop = {tuple(ix) for group, *_ in groups for ix in group}
         still = np.zeros(np.shape(numerical), dtype=bool)
         for ix in c.kinks:
             still[tuple(ix)] = tuple(ix) not in drop
         new = compare(analytic[src], numerical, pair, rtol=rtol, atol=atol, kinks=still, how=c.how,
                       mask=mask)
-        group, a, num = groups[0]
+        group, a, num, f = groups[0]
         if new.passed:  # each entry matches its own central difference: the sum is what fails
             new = dataclasses.replace(new, passed=False, max_abs_error=abs(a - num), worst_index=tuple(group[0]),
                                       max_rel_error=float(relative_error(np.array(a), np.array(num),
@@ -171,9 +181,9 @@ def joint_checked(call: Any, G: np.ndarray, key: str, comparisons: dict, analyti
         out[pair] = dataclasses.replace(new, extrapolated=c.extrapolated)
         shown = ", ".join(str(list(ix)) for ix in group[:6]) + (" ..." if len(group) > 6 else "")
         notes.append(f"{name}: the {len(group)} entries {shown}, each at a kink alone (its {src} value between its own "
-                     f"one-sided differences), moved together (each by its own step) change the output smoothly: "
-                     f"the sum of {src} {name} over them, weighted by max(1, |x|), is {a:.6g}, the central difference "
-                     f"along them at the step {num:.6g}; any valid subgradient (one winner of a tie, or a split) sums to the "
+                     f"one-sided differences), moved together change the output smoothly: "
+                     f"the sum of {src} {name} over them is {a:.6g}, the central difference "
+                     f"along them {num:.6g} (each entry moved by its own step, eps max(1, |x|), at {f:g} of it, where the one-sided differences along them agree; both per unit move of the largest); any valid subgradient (one winner of a tie, or a split) sums to the "
                      f"latter. Gradient routed to several tied entries at once?")
     return out
 
