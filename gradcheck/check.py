@@ -826,8 +826,7 @@ def _numerical_comparisons(call, cfg, G, y_shape, sources, dkeys, shapes, displa
     def below_floor(k, top):  # every compared |entry| within the floor (all 0 too: review29): passes anything
         return roundoff is not None and atols[k] <= ATOL_FLOOR and 0 <= top <= atols[k]
 
-    def elements(k, sc, mask=None, how="elements", indices=None):
-        step = cfg.step
+    def elements(k, sc, mask=None, how="elements", indices=None, step=cfg.step):
         if swamped(k, sc.grad):
             a0, top = atols[k], scale(k, sc.grad)
             sc, step, atols[k] = grown_step(lambda e: scan([k], indices, e)[k], sc, cfg.step, a0, rtol * top,
@@ -840,8 +839,7 @@ def _numerical_comparisons(call, cfg, G, y_shape, sources, dkeys, shapes, displa
                 k, scale(k, sc.grad)), k in strict and cs, extrapolating=not large and sc.d_plus is not None):
             cs = _versus_scan(mine, sc, rtol, atols[k], mask, how, rescan, large, **more)
             cs = _own_scale_blind(cs, atols[k], sc.grad, mask, display[k], notes, scale(k, sc.grad))
-        cs = joint_checked(call, G, k, cs, mine, sc.grad, rtol=rtol, atol=atols[k], eps=step, name=display[k],
-                           notes=notes, mask=mask)  # entries excused as kinks one by one, moved together (verify48c H3)
+        cs = joint_checked(call, G, k, cs, mine, sc.grad, rtol, atols[k], step, display[k], notes, mask)
         _keep(numerical, comps[k], complex_keys, k, sc, cs, display[k])
 
     if cfg.mode == "sample":
