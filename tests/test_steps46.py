@@ -574,3 +574,28 @@ def test_a_summed_bias_with_a_row_at_a_kink_is_judged_at_the_floor_step(c, mode,
         assert res.passed and not res.unchecked, res.table()
     else:
         assert not res.passed and res.failing_tensors == ["db"], res.table()
+
+
+@pytest.mark.parametrize("mode", ["full", "fast"])
+def test_a_right_clip_with_a_summed_bias_at_its_edges_far_from_zero_passes(mode):
+    """Kinks moved together must not FAIL a right layer: ``clip(X + b - c, -1, 1)``, X integers (rows at both edges of
+    every column), ``c = 1e6``, HIPS autograd's VJP (clip' = 1 at the edges). Moved together, the entries of ``db``
+    cross several kinks at their distances within the step, whose one-sided differences parted as a smooth function's
+    do (``smooth_mask``): a first version of the joint test FAILed this right ``db``."""
+    c = 1e6
+    f = lambda X, b: anp.clip(X + (b - c), -1.0, 1.0)  # noqa: E731
+
+    class Clip:
+        params, grads = {"b": c + np.array([0.0, 1.0, -1.0, 0.0, 2.0, 0.0])}, {}
+
+        def forward(self, X, training=False):
+            self.X = X.copy()
+            return f(X, self.params["b"])
+
+        def backward(self, dY):
+            self.grads["b"] = grad(lambda b: anp.sum(f(self.X, b) * dY))(self.params["b"])
+            return grad(lambda X: anp.sum(f(X, self.params["b"]) * dY))(self.X)
+
+    X = np.random.default_rng(3).integers(-2, 3, size=(4, 6)).astype(float)
+    res = check_layer(Clip(), X, twin=None, seed=0, mode=mode)
+    assert res.passed and not res.unchecked and res.kinks.get("db"), res.table()
