@@ -16,10 +16,12 @@ import numpy as np
 from . import _validation as V
 from ._large_inputs import at_large_inputs, at_large_predictions
 from ._layout import layout_rerun, loss_layout_rerun
+from ._kink_groups import joint_checked, joint_wrong
 from .compare import (
     ATOL_FLOOR,
     EXTRAPOLATION_ROUNDOFF,
     FINER,
+    SIDES_AGREE,
     NOISY,
     PART,
     VACUOUS,
@@ -831,8 +833,7 @@ def _numerical_comparisons(call, cfg, G, y_shape, sources, dkeys, shapes, displa
     def below_floor(k, top):  # every compared |entry| within the floor (all 0 too: review29): passes anything
         return roundoff is not None and atols[k] <= ATOL_FLOOR and 0 <= top <= atols[k]
 
-    def elements(k, sc, mask=None, how="elements", indices=None):
-        step = cfg.step
+    def elements(k, sc, mask=None, how="elements", indices=None, step=cfg.step):
         if swamped(k, sc.grad):
             a0, top = atols[k], scale(k, sc.grad)
             sc, step, atols[k] = grown_step(lambda e: scan([k], indices, e)[k], sc, cfg.step, a0, rtol * top,
@@ -845,6 +846,7 @@ def _numerical_comparisons(call, cfg, G, y_shape, sources, dkeys, shapes, displa
                 k, scale(k, sc.grad)), k in strict and cs, extrapolating=not large and sc.d_plus is not None):
             cs = _versus_scan(mine, sc, rtol, atols[k], mask, how, rescan, large, **more)
             cs = _own_scale_blind(cs, atols[k], sc.grad, mask, display[k], notes, scale(k, sc.grad))
+        cs = joint_checked(call, G, k, cs, mine, sc.grad, rtol, atols[k], step, display[k], notes, mask)
         _keep(numerical, comps[k], complex_keys, k, sc, cs, display[k])
 
     if cfg.mode == "sample":
@@ -1078,6 +1080,9 @@ def _at_kinks(call, G, cfg, k, pairs, sources, analytic, comps, atol, name, note
             if kinks is None:
                 return False
             found.setdefault(src, set()).update(kinks.get(k, []))
+    if any(joint_wrong(call, G, k, {src: sorted(ks)}, {src: sources[src][k]}, rtol=cfg.rtol, atol=atol, eps=cfg.step)
+           for src, ks in found.items()):
+        return False  # entries at kinks one by one whose sum is wrong along them together (verify48c H3)
     for src, ks in found.items():
         pair = f"{src}-vs-numerical"
         comps[k][pair] = dataclasses.replace(comps[k][pair], passed=True, kinks=sorted(ks))
@@ -1289,9 +1294,51 @@ def _finer_steps(analytic, sc, kinks, rescan, rtol, atol, values, roundoff, scal
         if scale >= UNSETTLED_SCALE:
             loose |= mark & _within_spread(analytic, np.where(ok, R, lo), np.where(ok, R, hi), rtol, noise)
     kinks = {src: k & ~resolved for src, k in kinks.items()}
+    kinks, judged = _suspects_at_floor(analytic, sc, kinks, np.isnan(at), floor, rescan, rtol, atol, roundoff)
+    resolved |= judged
     if spans is not None:
         kinks = _kinks_at_floor(analytic, kinks, spans & np.isnan(at), floor, rescan, rtol, atol)
     return kinks, resolved, loose, outside
+
+
+def _suspects_at_floor(analytic, sc, kinks, unsettled, floor, rescan, rtol, atol, roundoff):
+    """``(kinks, judged)``: the suspected ``kinks`` whose one-sided differences disagree at every finer step tried
+    (``unsettled``, :func:`gradcheck.compare.sides_agree_at`'s NaN) judged again at the ``floor`` step, the step of an
+    input of size 1, where that floor is finer than the full step (at most ``1 / FINER`` of it) and its one-sided
+    differences are above their round-off (``10 roundoff / f`` within :data:`~gradcheck.compare.SIDES_AGREE` of their
+    size, :func:`~gradcheck.compare.sides_agree_at`'s test): an entry stays a kink where an analytic value agrees with
+    the floor's central difference or lies between its one-sided differences there (:func:`kink_mask`, with the
+    floor's round-off ``roundoff / f`` in its atol); elsewhere it is ``judged``: no longer excused, its central
+    difference ``sc.grad`` replaced, in place, by the floor's. verify48c H2: a bias ``b ~ 1e6`` summed over rows, one
+    row exactly at a ReLU kink: the full step (6) spans every row's kink, its one-sided differences far apart, and a
+    ``db`` with another row sign-flipped or dropped lay between them and PASSed; at the floor step the differences are
+    offset 0's, which reject it. Where the floor is the full step (``|x| <= 4``) nothing changes: the full step's
+    rule was the floor's."""
+    cand = np.logical_or.reduce([*kinks.values(), np.zeros(np.shape(sc.grad), dtype=bool)]) & unsettled
+    floors = np.broadcast_to(floor, cand.shape)
+    cand &= floors <= 1.0 / FINER
+    judged = np.zeros(cand.shape, dtype=bool)
+    if not cand.any():
+        return kinks, judged
+    kinks = {src: k.copy() for src, k in kinks.items()}
+    for f in np.unique(floors[cand]):
+        at = cand & (floors == f)
+        s = rescan([tuple(int(i) for i in ix) for ix in np.argwhere(at)], float(f))
+        if s.d_plus is None:
+            continue
+        dp, dm = np.asarray(s.d_plus, dtype=np.float64), np.asarray(s.d_minus, dtype=np.float64)
+        tol = max(float(atol), float(roundoff) / float(f))
+        with np.errstate(invalid="ignore", over="ignore"):
+            at &= np.nan_to_num(10 * roundoff / f <= SIDES_AGREE * (np.abs(dp) + np.abs(dm)), nan=0).astype(bool)
+        out = at.copy()  # judged for every analytic source: the floor's central difference replaces the full step's
+        for src, g in analytic.items():
+            drop = at & kinks[src] & ~(~mismatched(g, s.grad, rtol, tol) | kink_mask(g, s.grad, dp, dm, rtol=rtol,
+                                                                                    atol=tol))
+            kinks[src] &= ~drop
+            out &= drop
+        sc.grad = np.where(out, s.grad, sc.grad)
+        judged |= out
+    return kinks, judged
 
 
 def _kinks_at_floor(analytic, kinks, cand, floor, rescan, rtol, atol):

@@ -580,11 +580,12 @@ def directional_derivatives(forward: Callable[..., np.ndarray], X: Sequence[np.n
 
 def _mover(forward, X, params, G, input_names):
     """``(base inputs, {name: position}, along)``: ``along(dirs, t)`` is ``L`` with every tensor ``k`` of
-    ``dirs`` moved by ``t * dirs[k]`` (inputs copied, parameters moved in place and restored)."""
+    ``dirs`` moved by ``t * dirs[k]`` (inputs copied, parameters moved in place and restored); ``along(dirs, t,
+    output=True)``: forward's ``Y`` there (a float64 copy)."""
     base = [np.array(x, dtype=np.float64) if np.asarray(x).dtype.kind == "f" else np.asarray(x) for x in X]
     pos = {n: i for i, n in enumerate(input_names)}
 
-    def along(dirs, t):
+    def along(dirs, t, output=False):
         moved = {pos[k]: base[pos[k]] + t * d for k, d in dirs.items() if k in pos}  # new arrays: not copied again
         args = [moved[i] if i in moved else b.copy() for i, b in enumerate(base)]
         saved = {}
@@ -593,7 +594,8 @@ def _mover(forward, X, params, G, input_names):
                 saved[k] = params[k].copy()
                 params[k] += (t * d).astype(params[k].dtype)
         try:
-            return scalar_objective(forward(*args), G)
+            Y = forward(*args)
+            return np.array(Y, dtype=np.float64) if output else scalar_objective(Y, G)
         finally:
             for k, v in saved.items():
                 np.copyto(params[k], v)

@@ -36,7 +36,8 @@ ALLOWED = {
     "result": {"_validation", "compare"},
     "_large_inputs": {"_validation", "compare", "errors", "result", "sources"},
     "_layout": {"compare", "errors", "result", "sources"},
-    "check": {"_large_inputs", "_layout", "_validation", "compare", "config", "errors", "numerical", "result", "sources"},
+    "_kink_groups": {"_kernel", "compare", "numerical"},
+    "check": {"_kink_groups", "_large_inputs", "_layout", "_validation", "compare", "config", "errors", "numerical", "result", "sources"},
 }
 
 

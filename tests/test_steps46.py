@@ -560,3 +560,120 @@ def test_a_smooth_steep_gradient_is_no_kink_at_the_floor_step(mode, factor):
     X = np.random.default_rng(0).standard_normal((4, 3))
     res = check_layer(_Temperature(factor), X, twin=None, seed=0, mode=mode)
     assert res.passed == (factor == 1.0) and not res.unchecked and res.kinks == {}, res.table()
+
+
+class _Pool:
+    """2x2 max-pool, stride 2; backward ``how``: "split" (HIPS autograd's VJP: a tie's ``dY`` split evenly), "first"
+    (one winner, numpy's argmax) or "all" (``dY`` to every tied entry: the window's ``dX`` sums to ``ties * dY``)."""
+
+    def __init__(self, c, how):
+        self.c, self.how, self.params, self.grads = c, how, {}, {}
+
+    @staticmethod
+    def f(X):
+        n, ch, h, w = X.shape
+        return anp.max(anp.max(anp.reshape(X, (n, ch, h // 2, 2, w // 2, 2)), axis=5), axis=3)
+
+    def forward(self, X, training=False):
+        self.X = X.copy()
+        return self.f(X)
+
+    def backward(self, dY):
+        dX = grad(lambda X: anp.sum(self.f(X) * dY))(self.X)
+        n, ch, h, w = self.X.shape
+        win = self.X.reshape(n, ch, h // 2, 2, w // 2, 2).transpose(0, 1, 2, 4, 3, 5).reshape(n, ch, h // 2, w // 2, 4)
+        tied = win == win.max(axis=-1, keepdims=True)
+        if self.how == "first":
+            tied = np.arange(4) == win.argmax(axis=-1)[..., None]
+        if self.how != "split":
+            dX = (tied * dY[..., None]).reshape(n, ch, h // 2, w // 2, 2, 2).transpose(0, 1, 2, 4, 3, 5).reshape(
+                self.X.shape)
+        return dX
+
+
+def _tied(c):
+    X = np.round(np.random.default_rng(0).standard_normal((2, 1, 4, 6)), 1) + c
+    X[0, 0, 0, 0] = X[0, 0, 0, 1] = X[0, 0, 1, 1] = X[0, 0, 0:2, 0:2].max()  # a 3-way tie
+    X[1, 0, 2, 4] = X[1, 0, 3, 5] = X[1, 0, 3, 4] = X[1, 0, 2:4, 4:6].max()
+    X[1, 0, 0, 2] = X[1, 0, 1, 2] = X[1, 0, 0:2, 2:4].max()  # a 2-way tie
+    return X
+
+
+@pytest.mark.parametrize("c, mode", [(0.0, "full"), (0.0, "fast"), (0.0, "sample"), (1e6, "full"), (-1e7, "fast")])
+@pytest.mark.parametrize("how", ["all", "first", "split"])
+def test_a_max_pool_routing_dy_to_every_tied_entry_fails(c, mode, how):
+    """verify48c H3: each tied entry's value lies between its own one-sided slopes (1 and 0) and was excused as a kink
+    alone; moved together the tied entries move the window's max by their step on both sides, so their sum must be the
+    difference along them: ``dY`` for one winner or a split (right), ``3 dY`` for "all" (wrong: it PASSed)."""
+    X = _tied(c)
+    layer = _Pool(c, how)
+    res = check_layer(layer, X, twin=None, seed=0, mode=mode, n_samples=40)
+    windows = layer.backward(np.ones((2, 1, 2, 3))).reshape(2, 1, 2, 2, 3, 2).sum(axis=(3, 5))
+    if how == "all":
+        assert windows.max() >= 3.0  # a window's dX sums to 3 dY or more: no subgradient
+        assert not res.passed and res.failing_tensors == ["dX"], res.table()
+        assert any("moved together" in n for n in res.notes), res.notes
+    else:
+        assert np.array_equal(windows, np.ones((2, 1, 2, 3)))  # every window's dX sums to dY
+        assert res.passed and not res.unchecked and res.kinks.get("dX"), res.table()
+
+
+class _SummedRelu:
+    """``relu(X + b - c)`` with ``b = c + [0, .3, -.2, .1]`` summed over rows, ``z[0, 0] = 0`` exactly (a kink);
+    backward HIPS autograd's VJP (relu'(0) = 0) with ``db`` row 2 of column 0 times ``factor``."""
+
+    def __init__(self, c, factor):
+        self.c, self.factor, self.params, self.grads = c, factor, {"b": c + np.array([0.0, 0.3, -0.2, 0.1])}, {}
+
+    def forward(self, X, training=False):
+        self.Z = X + (self.params["b"] - self.c)
+        return np.maximum(self.Z, 0.0)
+
+    def backward(self, dY):
+        g = dY * (self.Z > 0)
+        m = np.ones_like(g)
+        m[2, 0] = self.factor
+        self.grads["b"] = (g * m).sum(axis=0)
+        return g
+
+
+@pytest.mark.parametrize("c, mode", [(0.0, "full"), (1e6, "full"), (1e6, "fast"), (-1e7, "sample"), (1e8, "full")])
+@pytest.mark.parametrize("factor", [-1.0, 0.0, 1.0])
+def test_a_summed_bias_with_a_row_at_a_kink_is_judged_at_the_floor_step(c, mode, factor):
+    """verify48c H2: at ``b ~ 1e6`` the full step (6) spans every row's kink, so a ``db`` with another row sign-flipped
+    or dropped lay between the one-sided differences of ``db[0]`` and PASSed as a kink; judged again at the floor step
+    (offset 0's step), the one-sided differences reject it. The right layer keeps its kink there and PASSes."""
+    X = np.random.default_rng(1).standard_normal((4, 4))
+    X[0, 0] = 0.0
+    layer = _SummedRelu(c, factor)
+    assert layer.params["b"][0] - c == 0.0
+    res = check_layer(layer, X, twin=None, seed=0, mode=mode)
+    if factor == 1.0:
+        assert res.passed and not res.unchecked, res.table()
+    else:
+        assert not res.passed and res.failing_tensors == ["db"], res.table()
+
+
+@pytest.mark.parametrize("mode", ["full", "fast"])
+def test_a_right_clip_with_a_summed_bias_at_its_edges_far_from_zero_passes(mode):
+    """Kinks moved together must not FAIL a right layer: ``clip(X + b - c, -1, 1)``, X integers (rows at both edges of
+    every column), ``c = 1e6``, HIPS autograd's VJP (clip' = 1 at the edges). Moved together, the entries of ``db``
+    cross several kinks at their distances within the step, whose one-sided differences parted as a smooth function's
+    do (``smooth_mask``): a first version of the joint test FAILed this right ``db``."""
+    c = 1e6
+    f = lambda X, b: anp.clip(X + (b - c), -1.0, 1.0)  # noqa: E731
+
+    class Clip:
+        params, grads = {"b": c + np.array([0.0, 1.0, -1.0, 0.0, 2.0, 0.0])}, {}
+
+        def forward(self, X, training=False):
+            self.X = X.copy()
+            return f(X, self.params["b"])
+
+        def backward(self, dY):
+            self.grads["b"] = grad(lambda b: anp.sum(f(self.X, b) * dY))(self.params["b"])
+            return grad(lambda X: anp.sum(f(X, self.params["b"]) * dY))(self.X)
+
+    X = np.random.default_rng(3).integers(-2, 3, size=(4, 6)).astype(float)
+    res = check_layer(Clip(), X, twin=None, seed=0, mode=mode)
+    assert res.passed and not res.unchecked and res.kinks.get("db"), res.table()
