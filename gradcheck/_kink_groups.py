@@ -116,8 +116,16 @@ def _along_group(along, L0, part, a, eps, top, noise, agree) -> tuple[str | None
         first = c if first is None else first
         if agree(a, c) or abs(c - a) <= noise / f:
             return "fine", c, f
-        if abs(dp - dm) <= 4 * noise / f:
-            return None, c, f
+        if abs(dp - dm) <= 4 * noise / f:  # linear along part, if the central difference a step finer is the same:
+            g = f / FINER  # a median's tie carried past both its neighbours, symmetric about it, by a step of 6 at
+            if g < floor * (1 - 1e-12):  # 1e6 gives equal sides too, a secant (verify49c F10)
+                return None, c, f
+            e2 = g * eps
+            c2 = float(kernel("central", [along(part, e2), along(part, -e2)], [e2, -e2], L0)[0])
+            if abs(c2 - c) <= 4 * noise / g:
+                return None, c, f
+            f = g
+            continue
         if 4 * noise / f >= SIDES_AGREE * (abs(dp) + abs(dm)):
             break
         if abs(dp - dm) > SIDES_AGREE * (abs(dp) + abs(dm)):  # several kinks at their distances within the step

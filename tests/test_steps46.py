@@ -677,3 +677,32 @@ def test_a_right_clip_with_a_summed_bias_at_its_edges_far_from_zero_passes(mode)
     X = np.random.default_rng(3).integers(-2, 3, size=(4, 6)).astype(float)
     res = check_layer(Clip(), X, twin=None, seed=0, mode=mode)
     assert res.passed and not res.unchecked and res.kinks.get("db"), res.table()
+
+
+@pytest.mark.parametrize("c", [1e6, -1e7, 1e8])
+@pytest.mark.parametrize("routing", ["split", "all"])
+def test_a_median_tie_carried_past_its_neighbours_by_the_step_is_judged_finer(c, routing):
+    """verify49c F10: row 0 of ``median(X, axis=1)`` is a 2-way tie at ``c`` with neighbours at ``c +- 1``; moved
+    together by the full step (6 at 1e6) the tie passes both, whose symmetry makes the one-sided differences equal:
+    a secant (0.18), not the slope along the tie (1), so the right split FAILed as "linear" there. The central
+    difference a step finer must be the same before the direction is taken as linear; routing dY to both tied
+    entries (the sum 2 dY) still FAILs."""
+    X = np.array([[1.0, 0.0, 0.0, -1.0, -1.0], [0.3, 1.7, -0.4, 2.2, 0.9], [-0.5, 0.8, 1.1, -1.3, 0.2]]) + c
+
+    class Median:
+        params, grads = {}, {}
+
+        def forward(self, X, training=False):
+            self.X = X.copy()
+            return np.median(X, axis=1)
+
+        def backward(self, dY):
+            tied = (self.X == np.median(self.X, axis=1, keepdims=True)).astype(float)
+            share = tied if routing == "all" else tied / tied.sum(axis=1, keepdims=True)
+            return share * dY[:, None]
+
+    res = check_layer(Median(), X, twin=None, seed=0, mode="full")
+    if routing == "split":
+        assert res.passed and not res.unchecked and res.kinks.get("dX"), res.table()
+    else:
+        assert not res.passed and res.failing_tensors == ["dX"], res.table()
