@@ -415,9 +415,16 @@ def _value(obj, path, missing=None):
         else:
             head, tail = re.match(r"(self)(.*)", path).groups()
             root = obj
-        return eval("_r" + tail, {"__builtins__": {}}, {"_r": root})  # noqa: S307 - a path built above
+        return eval(_compiled("_r" + tail), {"__builtins__": {}}, {"_r": root})  # noqa: S307 - a path built above
     except Exception:  # noqa: BLE001 - a path that does not lead anywhere
         return missing
+
+
+@functools.lru_cache(maxsize=1024)
+def _compiled(text: str):
+    """``compile(text, ..., "eval")``, once per text: :func:`_value` reads the same few paths at every reuse of a
+    walk (:func:`_still`), and ``eval`` of a string compiled it each time."""
+    return compile(text, "<switch path>", "eval")
 
 
 #: A global a function does not have (:meth:`_Env.global_value`).
