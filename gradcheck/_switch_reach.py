@@ -58,17 +58,32 @@ _LIB_DIRS = tuple({sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "p
 
 
 def source_tree(fn):
-    """The ast module of ``fn``'s source (a method's: its function's), parsed once per function, or None when it
-    cannot be read. The one parser of a function's source (read only: the tree is shared)."""
+    """The ast module of ``fn``'s source (a method's: its function's), parsed once per function and code (a function
+    whose ``__code__`` is replaced is read anew), or None when it cannot be read. The one parser of a function's source
+    (read only: the tree is shared)."""
     fn = getattr(fn, "__func__", fn)
     try:
-        return _parsed(fn)
+        return _parsed(fn, _codes(fn))
     except TypeError:  # an unhashable callable: parsed each time
-        return _parsed.__wrapped__(fn)
+        return _parsed.__wrapped__(fn, None)
+
+
+def _codes(fn) -> tuple:
+    """The code objects of ``fn`` and of the functions it wraps (``__wrapped__``, whose source
+    :func:`inspect.getsource` reads): with ``fn``, what its source tree is kept by."""
+    codes = []
+    try:
+        for _ in range(8):
+            codes.append(getattr(fn, "__code__", None))
+            if (fn := getattr(fn, "__wrapped__", None)) is None:
+                break
+    except Exception:  # noqa: BLE001 - an object whose attributes raise: kept by itself alone
+        pass
+    return tuple(codes)
 
 
 @functools.lru_cache(maxsize=512)
-def _parsed(fn):
+def _parsed(fn, codes):  # noqa: ARG001 - codes: a part of the key
     try:
         return _pyast.parse(textwrap.dedent(inspect.getsource(fn)))
     except (OSError, TypeError, SyntaxError, ValueError):
@@ -400,9 +415,16 @@ def _value(obj, path, missing=None):
         else:
             head, tail = re.match(r"(self)(.*)", path).groups()
             root = obj
-        return eval("_r" + tail, {"__builtins__": {}}, {"_r": root})  # noqa: S307 - a path built above
+        return eval(_compiled("_r" + tail), {"__builtins__": {}}, {"_r": root})  # noqa: S307 - a path built above
     except Exception:  # noqa: BLE001 - a path that does not lead anywhere
         return missing
+
+
+@functools.lru_cache(maxsize=1024)
+def _compiled(text: str):
+    """``compile(text, ..., "eval")``, once per text: :func:`_value` reads the same few paths at every reuse of a
+    walk (:func:`_still`), and ``eval`` of a string compiled it each time."""
+    return compile(text, "<switch path>", "eval")
 
 
 #: A global a function does not have (:meth:`_Env.global_value`).
@@ -418,9 +440,14 @@ def _r_code(fn):
 
 
 def _r_closure(fn) -> dict:
+    """``inspect.getclosurevars(fn).nonlocals`` (``{}`` for what is no function, or an empty cell), read from the cells
+    alone: getclosurevars also resolves every global and builtin the code names, which a walk replays at each reuse."""
+    fn = fn.__func__ if isinstance(fn, types.MethodType) else fn
+    if not isinstance(fn, types.FunctionType):
+        return {}
     try:
-        return inspect.getclosurevars(fn).nonlocals
-    except (TypeError, ValueError):
+        return {v: c.cell_contents for v, c in zip(fn.__code__.co_freevars, fn.__closure__ or ())}
+    except ValueError:  # an empty cell
         return {}
 
 
@@ -475,7 +502,19 @@ def _r_student(fn) -> bool:
 
 
 def _r_params(fn) -> tuple:
-    return tuple(inspect.signature(fn).parameters)
+    """The names of ``fn``'s parameters (:func:`inspect.signature`'s); of a plain function (nothing in its ``__dict__``:
+    no ``__wrapped__``, no ``__signature__``) read once per code object, which alone holds them."""
+    if not (isinstance(fn, types.FunctionType) and not fn.__dict__):
+        return tuple(inspect.signature(fn).parameters)
+    if (got := _CODE_PARAMS.get(fn.__code__)) is None:
+        if len(_CODE_PARAMS) >= 512:
+            _CODE_PARAMS.clear()
+        got = _CODE_PARAMS[fn.__code__] = tuple(inspect.signature(fn).parameters)
+    return got
+
+
+#: :func:`_r_params` of plain functions, by code object (an equal code has the same parameters).
+_CODE_PARAMS: dict = {}
 
 
 def _same(a, b) -> bool:
@@ -496,10 +535,14 @@ def _same(a, b) -> bool:
 #: the newest last. The object is never held (a sandboxed layer's proxy holds its sandbox's process).
 _WALKS: dict = {}
 _WALKS_KEPT = 32
-#: The newest walk of each class's forward (:func:`_walk`): ``{key with the object's class: (reads, result)}``, as in
-#: :data:`_WALKS`, for another object of that class (a reference's copy: a grading test's reference is copied for each
-#: probe, and each copy's forward was walked again); given to it only while every read gives the same value on it.
+#: The newest walks of each class's forward (:func:`_walk`): ``{key with the object's class: ((reads, result), ...)}``,
+#: the newest first, at most :data:`_CLASS_KEPT`, as in :data:`_WALKS`, for another object of that class (a reference's
+#: copy: a grading test's reference is copied for each probe, and each copy's forward was walked again); one is given to
+#: it only while every read gives the same value on it. Several: an object read before its first forward and one read
+#: after differ (CS231n's references build ``self.conv`` in forward: ``self.conv.forward`` is no method before, then
+#: is), and one walk kept per class walked each again as the two alternated (session 49: 34 of 167 walks a grading).
 _CLASS_WALKS: dict = {}
+_CLASS_KEPT = 4
 
 
 def _walker() -> tuple:
@@ -514,8 +557,8 @@ def _walk(obj, func, binds, owner):
     ``owner`` the class defining it: kept for the same object, function, bindings and walking code, and given again
     only while every read it made (:attr:`_Walk.reads`: the values of the attributes, items and globals it read, the
     methods each call resolved to, the closures) gives the same value again (grading and check read one forward's
-    switches about ten times a check, each walk a few milliseconds); for another object of the same class, the newest
-    walk of that class (:data:`_CLASS_WALKS`) on the same terms, its reads made on the new object. A fresh
+    switches about ten times a check, each walk a few milliseconds); for another object of the same class, one of the
+    newest walks of that class (:data:`_CLASS_WALKS`) on the same terms, its reads made on the new object. A fresh
     :class:`_Walk` holds the kept results (its own lists: the caller may change them). An object that takes no weak
     reference is walked each time."""
     try:
@@ -528,9 +571,10 @@ def _walk(obj, func, binds, owner):
         _WALKS[key] = kept  # the newest
         return _kept_walk(obj, kept[2])
     of_class = (type(obj), *key[1:])
-    kept = _CLASS_WALKS.get(of_class) if ref is not None else None
-    if kept is not None and _still(kept[0], obj):  # another object of the class, every read the same on this one
-        reads, result = kept
+    kept = _CLASS_WALKS.pop(of_class, ()) if ref is not None else ()
+    # another object of the class, every read the same on this one
+    if (got := next((k for k in kept if _still(k[0], obj)), None)) is not None:
+        reads, result = got
     else:
         walk = _Walk(obj)
         walk.visit(func, binds, 0, owner)
@@ -539,8 +583,7 @@ def _walk(obj, func, binds, owner):
         reads, result = tuple(walk.reads.values()), (tuple((p, tuple(w)) for p, w in walk.found.items()),
                                                      frozenset(walk.assigned), tuple(walk.alias.items()),
                                                      frozenset(walk.lost))
-    _CLASS_WALKS.pop(of_class, None)
-    _CLASS_WALKS[of_class] = (reads, result)
+    _CLASS_WALKS[of_class] = ((reads, result), *(k for k in kept if k[1] is not result))[:_CLASS_KEPT]
     _WALKS[key] = (ref, reads, result)
     for kept_walks in (_WALKS, _CLASS_WALKS):
         while len(kept_walks) > _WALKS_KEPT:  # the oldest out

@@ -271,10 +271,9 @@ SLEEPY = ("import time\ntime.sleep(60)\n\nclass ReLU:\n    def forward(self, X):
 
 def _asleep_but_runnable_when_read(monkeypatch, waited=0.0):
     """``/proc`` as redteam30's starve cases made the grader read it: runnable and no CPU time had at each reading
-    (it spins only then), and ``waited`` s on a run queue for a CPU (it slept otherwise: none). ``raising=False``: the
-    run-queue reading is new."""
-    monkeypatch.setattr(sandbox, "_tree_cpu", lambda pid: (0.0, True))
-    monkeypatch.setattr(sandbox, "_tree_waits", lambda pid: {(pid, 0): waited}, raising=False)
+    (it spins only then), and ``waited`` s on a run queue for a CPU (it slept otherwise: none): ``_tree_usage``, the
+    sandbox's one walk (CPU, runnable, wait)."""
+    monkeypatch.setattr(sandbox, "_tree_usage", lambda pid: (0.0, True, waited))
 
 
 def test_s1_a_call_asleep_between_readings_is_stopped_at_its_limit_as_its_own_timeout(tmp_path, monkeypatch):

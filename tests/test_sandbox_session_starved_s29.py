@@ -31,7 +31,9 @@ def test_a_busy_call_at_the_session_limit_on_an_idle_machine_is_the_submissions_
         layer = sb.load_layer("student.py", "Linear", INIT)
         sb.timeout = 1000.0  # this forward's own limit far past the session's end
         had = sandbox._tree_cpu(sb._proc.pid)[0]  # its CPU time so far, and from here all the wall clock's
-        monkeypatch.setattr(sandbox, "_tree_cpu", lambda pid: (had + time.monotonic() - sb._started, True))
+        real = sandbox._tree_usage  # (the run-queue wait read as it is)
+        monkeypatch.setattr(sandbox, "_tree_usage",
+                            lambda pid: (had + time.monotonic() - sb._started, True, real(pid)[2]))
         with pytest.raises(SandboxError, match=r"did not finish within the session limit of [0-9.]+ s \(4 s, plus ") \
                 as ei:  # (plus 1000 s, the raised limit, for each further call: the message reads it now)
             layer.forward(np.full((2, 5), 100.0))
@@ -45,19 +47,18 @@ def _session(sb, used, monkeypatch, waited=None):
     ``used``: the CPU time ``/proc`` reads and whether the process is runnable; ``waited()``: the seconds it waited on
     a run queue for a CPU since it was ready (its run-queue wait stood in for; redteam30 S1: only that time is the
     load's), by default the CPU time it did not have of the 4.0 s its requests ran, plus every second it was given
-    since (it waited through them)."""
+    since (it waited through them). ``/proc``'s reading (``_tree_usage``: CPU, runnable, wait) stood in for."""
     sb._started, sb._extra, sb._slack, sb._given, sb._due = 1000.0, 0.0, 0.0, 0.0, None
     sb._req_wall, sb._req_t0, sb._ready_cpu, sb._student_ran, sb._ready_wait = 1.0, 1001.0, 0.3, True, 0.0
     waited = waited or (lambda: 4.3 - used[0] + sb._given)
-    monkeypatch.setattr(sandbox, "_tree_waits", lambda pid: {(pid, 0): waited()})
-    return lambda pid: (used[0], used[1])
+    monkeypatch.setattr(sandbox, "_tree_usage", lambda pid: (used[0], used[1], waited()))
 
 
 def test_a_session_short_of_its_cpu_time_gets_the_rest_and_then_is_charged(tmp_path, monkeypatch):
     f = linear(tmp_path)
     with Sandbox(files=[str(f)], timeout=2.0, session_timeout=4.0) as sb:
         used, wait = [1.8, True], [2.5]  # runnable, 1.5 s of the 4.0 s its requests ran, waiting the rest
-        monkeypatch.setattr(sandbox, "_tree_cpu", _session(sb, used, monkeypatch, lambda: wait[0]))
+        _session(sb, used, monkeypatch, lambda: wait[0])
         assert sb._session_end == 1004.0
         assert sb._session_starved(1004.0) and sb._given == pytest.approx(2.5)  # the CPU time it had not had
         assert sb._session_end == pytest.approx(1006.5)
@@ -71,7 +72,7 @@ def test_a_session_short_of_its_cpu_time_gets_the_rest_and_then_is_charged(tmp_p
 def test_a_starved_session_is_starved_only_past_its_allowance(tmp_path, monkeypatch):
     f = linear(tmp_path)
     with Sandbox(files=[str(f)], timeout=2.0, session_timeout=4.0) as sb:
-        monkeypatch.setattr(sandbox, "_tree_cpu", _session(sb, [1.8, True], monkeypatch))  # never gets more CPU time
+        _session(sb, [1.8, True], monkeypatch)  # never gets more CPU time
         now, grants = 1004.0, 0
         while sb._session_starved(now):
             now, grants = sb._session_end, grants + 1

@@ -1,9 +1,9 @@
 """tester16g H3: a call's time limit is the submission's own CPU time when the machine's other load starves
 it (the same correct submission scored 28 or 0 by the load); a call asleep is still stopped at the limit.
 
-The starved case is made deterministic by standing in for ``/proc``'s reading: a child that sleeps while
-``_tree_cpu`` says it is runnable and has used no CPU, and ``_tree_waits`` that it waited on a run queue for a CPU all
-the while (:func:`waiting_all_along`), is exactly a child the load kept off the cores. A child that only looks
+The starved case is made deterministic by standing in for ``/proc``'s reading (``_tree_usage``, the sandbox's one
+walk): a child that sleeps while it says the child is runnable and has used no CPU, and that it waited on a run queue
+for a CPU all the while (:func:`waiting_all_along`), is exactly a child the load kept off the cores. A child that only looks
 runnable when ``/proc`` is read, and sleeps between (redteam30 S1), has waited for nothing: tests/test_grading_redteam30.py."""
 
 import os
@@ -21,10 +21,9 @@ from gradcheck.sandbox import STARVED_FACTOR, Sandbox, SandboxError, SandboxStar
 
 def waiting_all_along(monkeypatch):
     """``/proc`` stood in for as a process tree the machine's load keeps off the cores: runnable, no CPU time had
-    (``_tree_cpu``), and every second since now spent waiting on a run queue for a CPU (``_tree_waits``)."""
+    and every second since now spent waiting on a run queue for a CPU (``_tree_usage``: CPU, runnable, wait)."""
     t0 = time.monotonic()
-    monkeypatch.setattr(sandbox, "_tree_cpu", lambda pid: (0.0, True))
-    monkeypatch.setattr(sandbox, "_tree_waits", lambda pid: {(pid, 0): time.monotonic() - t0})
+    monkeypatch.setattr(sandbox, "_tree_usage", lambda pid: (0.0, True, time.monotonic() - t0))
 
 
 SLOW_IMPORT = ("import time\ntime.sleep(2.5)\n\nclass ReLU:\n    def forward(self, X):\n        return X\n\n"
@@ -67,7 +66,9 @@ def test_a_sleeping_import_is_stopped_at_the_limit(tmp_path):
 
 def test_a_process_that_used_its_cpu_time_is_not_starved(tmp_path, monkeypatch):
     (tmp_path / "slow.py").write_text(SLOW_IMPORT.replace("2.5", "60"))
-    monkeypatch.setattr(sandbox, "_tree_cpu", lambda pid, t=[0.0]: (t.__setitem__(0, t[0] + 5.0) or t[0], True))
+    real = sandbox._tree_usage  # (the run-queue wait read as it is)
+    monkeypatch.setattr(sandbox, "_tree_usage",
+                        lambda pid, t=[0.0]: (t.__setitem__(0, t[0] + 5.0) or t[0], True, real(pid)[2]))
     with Sandbox(files=[str(tmp_path / "slow.py")], timeout=1.0) as sb:
         with pytest.raises(SandboxError, match=r"did not finish within 1 s \(wall clock\)"):
             sb.load_layer("slow.py", "ReLU", {})

@@ -57,6 +57,24 @@ def test_the_wait_is_each_processs_main_threads_at_the_roots_priority(monkeypatc
     assert sandbox._tree_wait(100) == pytest.approx(12.0)
 
 
+def test_the_sandbox_reads_cpu_and_wait_in_one_walk(monkeypatch):
+    """Session 49: ``_tree_usage`` (a call's start and end: ``Sandbox._mark``, ``_cpu_short``) is ``_tree_cpu``'s CPU
+    time and state and ``_tree_wait``'s sum, read in one walk of ``/proc`` (each file once; two walks before)."""
+    _fake_proc(monkeypatch)
+    read, opened = sandbox._proc_read, []
+    monkeypatch.setattr(sandbox, "_proc_read", lambda path: opened.append(path) or read(path))
+    usage = sandbox._tree_usage(100)
+    assert usage == (pytest.approx(3 * 100 / os.sysconf("SC_CLK_TCK")), True, pytest.approx(12.0))
+    assert len(opened) == len(set(opened))  # one walk: no file read twice
+    assert (sandbox._tree_cpu(100), sandbox._tree_wait(100)) == (usage[:2], usage[2])
+    sb = sandbox.Sandbox.__new__(sandbox.Sandbox)  # a sandbox's reading at a call's start, its process stood in for
+    sb._proc = types.SimpleNamespace(pid=100)
+    opened.clear()
+    sb._mark()
+    assert (sb._cpu0, sb._wait0) == (pytest.approx(usage[0]), pytest.approx(12.0))
+    assert len(opened) == len(set(opened)) and any(p.endswith("schedstat") for p in opened)
+
+
 def test_what_is_owed_never_exceeds_the_cpu_time_short():
     """Was: 90 s owed to a call 0.5 s short of its CPU time whose tree's waits summed to 90 s."""
     owed = sandbox._owed

@@ -192,6 +192,42 @@ def test_the_walks_kept_are_bounded_and_each_is_the_object_s_own(mod):
     assert all(ref() is layer for (ref, *_), layer in zip(SR._WALKS.values(), layers[-len(SR._WALKS):]))
 
 
+def test_objects_of_a_class_in_two_states_are_walked_once_each_and_each_read_as_it_is(mod, monkeypatch):
+    """Session 49: objects of one class in two states alternating (CS231n's references build their sub-layer in
+    forward: a copy read before its first forward, another after) were walked again at each change of state, one
+    walk kept per class; several are kept, each given only to an object on which its every read holds."""
+    walked, real = [], SR._nodes
+
+    def counted(tree):
+        walked.append(tree)
+        return real(tree)
+
+    monkeypatch.setattr(SR, "_nodes", counted)
+    for i in range(6):
+        net = mod.Net()
+        if i % 2:
+            net.drop = mod.DropMode()
+        assert switches(net.forward) == (["self.drop.mode"] if i % 2 else ["self.drop.training"])
+    assert len(walked) == 4  # Net.forward and its sub-layer's, for each state once (before: 12)
+
+
+def test_a_function_s_code_replaced_gives_its_new_parameters(mod, monkeypatch):
+    """The parameter names a walk binds (``_r_params``, read once per code object) follow a function's code."""
+    def forward(self, X, mode="test"):
+        return X * 0.5 if mode == "train" else X
+
+    def other(self, X, phase="test"):
+        return X * 0.5 if phase == "fit" else X
+
+    monkeypatch.setattr(mod.Worded, "forward", forward)
+    layer = mod.Worded()
+    assert SR._r_params(forward) == ("self", "X", "mode")
+    assert SR.argument_words(layer.forward, "mode") == (["train"], False)
+    monkeypatch.setattr(forward, "__code__", other.__code__)
+    assert SR._r_params(forward) == ("self", "X", "phase")
+    assert SR.argument_words(layer.forward, "phase") == (["fit"], False)
+
+
 def test_a_walk_kept_holds_no_reference_to_its_object(mod):
     """A kept walk refers to its object weakly and its reads name it as ``_ROOT``: a layer (a sandboxed layer's proxy
     holds its sandbox's process) is freed when its last user drops it, not when 32 other walks have pushed it out."""
