@@ -90,12 +90,14 @@ def joint_wrong(call: Any, G: np.ndarray, key: str, kinks: dict[str, list], anal
                 out[src] = (list(group), a / w, c / w, f)
         return out
 
-    wrong = verdicts(every)
+    wrong = {}  # the smallest wrong group named (one pooling window), the whole set where none is (verify49c F5)
     if len(every) <= GROUPED:
         for group in _groups(along, key, x, every, eps, Y0):
             if len(group) >= 2 and len(group) < len(every):
                 for src, w in verdicts(group).items():
                     wrong.setdefault(src, w)
+    for src, w in verdicts(every).items():
+        wrong.setdefault(src, w)
     return {src: [w] for src, w in wrong.items()}
 
 
@@ -196,6 +198,7 @@ def joint_checked(call: Any, G: np.ndarray, key: str, comparisons: dict, analyti
                      f"one-sided differences), moved together change the output smoothly: "
                      f"the sum of {src} {name} over them is {a:.6g}, the central difference "
                      f"along them {num:.6g} (each entry moved by its own step, eps max(1, |x|), at {f:g} of it, where the one-sided differences along them agree; both per unit move of the largest); any valid subgradient (one winner of a tie, or a split) sums to the "
-                     f"latter. Gradient routed to several tied entries at once?")
+                     f"latter. " + ("Gradient routed to several tied entries at once?" if abs(a) > abs(num) else
+                                  "Gradient routed to none of the tied entries, or only part of it?"))
     return out
 
