@@ -828,3 +828,45 @@ def test_tape_passes_a_right_batch_norm_wherever_it_keeps_its_statistics(tmp_pat
                             "--tape")
     text = " ".join(out.split())
     assert got == 0 and "also checked at drawn values" in text and "Tensor" not in text, out
+
+
+SECOND_VALUE = '''
+import numpy as np
+
+class FwdF32:  # a right leaky ReLU whose forward returns float32 Y at slope != 1 alone
+    def __init__(self, slope=1.0):
+        self.slope, self.params, self.grads = slope, {}, {}
+
+    def forward(self, X):
+        self.X = X
+        Y = np.where(X > 0, X, self.slope * X)
+        return Y.astype(np.float32) if self.slope != 1.0 else Y
+
+    def backward(self, dY):
+        return np.where(self.X > 0, dY, self.slope * dY)
+
+class TrainRefused:  # backward forgets slope; forward refuses training mode at slope != 1, runs in eval mode
+    def __init__(self, slope=1.0):
+        self.slope, self.params, self.grads = slope, {}, {}
+
+    def forward(self, X, training=False):
+        if training and self.slope != 1.0:
+            raise ValueError("training at slope != 1 not supported")
+        self.X = X
+        return np.where(X > 0, X, self.slope * X)
+
+    def backward(self, dY):
+        return dY.copy()
+'''
+
+
+@pytest.mark.parametrize("name, said", [
+    ("FwdF32", "FAIL: FwdF32 [slope=0.7]: wrong dtype of Y."),  # verify49a F6: "no gradient could be judged", PASS
+    ("TrainRefused", "FAIL: TrainRefused [slope=0.7]: gradient mismatch in dX.")])  # F13: eval's FAIL dropped
+def test_a_mode_that_runs_and_fails_at_the_second_value_fails(tmp_path, name, said):
+    """At the second constructor value a check that FAILs by a float32 Y (no gradient compared: F6), or in the mode
+    whose forward runs there while the other mode's forward raises (F13), was read as "no gradient could be judged
+    (NOT CHECKED there)": the PASS at the first value stood (exit 0), where a check built at that value FAILs."""
+    got, out = check_source(tmp_path, SECOND_VALUE, name, "--input-shape", "4,5", "--init", '{"slope": 1.0}')
+    text = " ".join(out.split())
+    assert got == 1 and said in text and "no gradient could be judged" not in text and "(passed)" not in text, out
