@@ -857,6 +857,10 @@ class TrainRefused:  # backward forgets slope; forward refuses training mode at 
 
     def backward(self, dY):
         return dY.copy()
+
+class TrainRefusedRight(TrainRefused):
+    def backward(self, dY):
+        return np.where(self.X > 0, dY, self.slope * dY)
 '''
 
 
@@ -870,3 +874,17 @@ def test_a_mode_that_runs_and_fails_at_the_second_value_fails(tmp_path, name, sa
     got, out = check_source(tmp_path, SECOND_VALUE, name, "--input-shape", "4,5", "--init", '{"slope": 1.0}')
     text = " ".join(out.split())
     assert got == 1 and said in text and "no gradient could be judged" not in text and "(passed)" not in text, out
+
+
+def test_check_layer_fails_a_mode_that_runs_and_fails_at_the_second_value():
+    """verify49a F13 in check_layer: its check at slope=0.7 of both modes raised as the training forward refuses
+    that value, read as no verdict (passed True); each mode is then checked alone there, and eval's FAILs. The right
+    backward keeps its PASS, the note saying training's forward raised there."""
+    ns: dict = {}
+    exec(SECOND_VALUE, ns)  # noqa: S102 - the test's own source
+    wrong = gradcheck.check_layer(ns["TrainRefused"](slope=1.0), (4, 5), init={"slope": 1.0})
+    assert not wrong.passed and wrong.name == "TrainRefused [slope=0.7]" and wrong.failing_tensors == ["dX"], \
+        (wrong.name, wrong.notes)
+    right = gradcheck.check_layer(ns["TrainRefusedRight"](slope=1.0), (4, 5), init={"slope": 1.0})
+    assert right.passed and any("no verdict there: at slope=0.7 its forward raised" in n for n in right.notes), \
+        right.notes
