@@ -283,6 +283,14 @@ def reply_dtypes(header):
     return frozenset(d for d in asked if type(d) is str) & (ALLOWED_DTYPES | COMPLEX_DTYPES)
 
 
+#: ``[autoprop.Tensor, autoprop.Tensor.numpy]`` once :meth:`Child.op_tape` ran (else empty). Its forward on Tensors
+#: may leave gradcheck's own Tensors anywhere in the layer's state (a batch norm's running statistics in ``__slots__``,
+#: an OrderedDict, a class attribute or a module global), so that later calls on numpy arrays return Tensors:
+#: :func:`describe` sends their values, as the same code on numpy arrays computes them (verify49a F1), wherever the
+#: statistics were stored. A student's numpy code makes no autoprop Tensor itself.
+_TAPED: list = []
+
+
 def describe(np, packer, value, depth=0):
     """A value returned by student code as plain data: an array, a scalar, None, a tuple, or another type.
 
@@ -292,6 +300,9 @@ def describe(np, packer, value, depth=0):
     ``"badarray"`` naming its dtype; a number is sent as float64, where the reply may hold it.
     """
     t = type(value)
+    if _TAPED and t is _TAPED[0]:  # gradcheck's own Tensor, left in the layer's state by --tape: its value
+        value = np.array(_TAPED[1](value), copy=True)
+        t = type(value)
     if value is None:
         return {"kind": "none"}
     if issubclass(t, np.ndarray):
@@ -1857,6 +1868,7 @@ class Child:
             import autoprop as ap
         except BaseException as exc:  # noqa: BLE001
             return self.fail(exc, "tape")
+        _TAPED[:] = [ap.Tensor, ap.Tensor.numpy]  # (later replies: its Tensors left in the layer's state as values)
         count, tr = req.get("count_forward"), _training(req)
         codes = _forward_codes(self.AD, obj) - self.adapter_codes if count else set()
         student, held = (_forward_student(self.AD, obj), self.held.get(id(obj))) if count else (None, None)
@@ -1870,7 +1882,7 @@ class Child:
                    if isinstance(v, np.ndarray) and v.dtype.kind == "f"}
         srcs.update(tensors)
         escapes, n1, n2, done = [], 0, 0, None
-        held = _tensors_left(ap, obj)
+        before = _tensors_left(ap, obj)  # (not ``held``: the staff policy's held_forwards above)
         try:
             own.update(tensors)
             with ap.GradientTape(persistent=True) as tape:
@@ -1901,7 +1913,7 @@ class Child:
             done = exc
         finally:
             own.update(saved)  # and a numpy cache left behind for a later backward
-            _tensors_unwrapped(ap, np, obj, held)  # (running statistics forward stored as Tensors: numpy again)
+            _tensors_unwrapped(ap, np, obj, before)  # (running statistics forward stored as Tensors: numpy again)
             fresh = [np.array(x, copy=True) for x in req["inputs"]]
             n2 = _quiet(lambda: _counting(count, codes, obj.forward, *fresh, student=student, held=held, **tr)) \
                 or (None, 0)  # (a forward that raised here: uncounted, as a forward request's that raised)

@@ -46,6 +46,7 @@ from .compare import (
 from .config import MODES, CheckConfig, mode_word, training_modes
 from .errors import (
     AgainError,
+    GraderError,
     GradientShapeError,
     NonFiniteError,
     StudentCodeError,
@@ -76,6 +77,7 @@ from .sources import (
     Wrapper,
     args_line,
     build_twin,
+    built_with,
     cache_rewritten_notes,
     copy_params_to_twin,
     each_keyword_value,
@@ -205,19 +207,47 @@ def _other_args(layer: Any, X: Any, cfg: CheckConfig, kw: dict[str, Any]) -> Che
     ``kw``: check_layer's other arguments)."""
     first = check_layer(layer, X, config=cfg, values=False, **kw)
     again = {**kw, "twin": None, "reference": None}
+    by_mode = None if cfg.training not in ("auto", "both") else lambda lay, t: check_layer(  # one mode alone
+        lay, X, config=dataclasses.replace(cfg, training=t), values=False, **again)
     return _args_checked(layer, V.layer_inputs(X, probe_rng(cfg.seed), kw["name"] or type(layer).__name__), first,
-                         lambda lay: check_layer(lay, X, config=cfg, values=False, **again), kw["name"], kw["init"])
+                         lambda lay: check_layer(lay, X, config=cfg, values=False, **again), kw["name"], kw["init"],
+                         by_mode)
+
+
+def _mode_failing(obj: Any, inputs: list[np.ndarray], init: Mapping[str, Any] | None, at: tuple[str, float],
+                  by_mode: Callable[[Any, bool], CheckResult]) -> CheckResult | None:
+    """The check of ``obj`` built at ``at`` (``(key, other value)``, :func:`gradcheck.sources.built_with`) in eval mode
+    alone, then in training mode alone (``by_mode``), where the check of both modes stopped as a forward raised: the
+    first that FAILs a gradient (a mode that runs and fails there is the verdict, as gradcheck check's diagnosis
+    holds it: verify49a F13), else None (no verdict in either)."""
+    for training in (False, True):
+        lay = None
+        try:
+            lay = built_with(obj, at[0], at[1], inputs, init)
+            got = by_mode(lay, training)
+        except GraderError:
+            raise
+        except Exception:  # noqa: BLE001 - this mode cannot run there either: no verdict from it
+            continue
+        finally:
+            if lay is not None and lay is not obj and callable(getattr(lay, "release", None)):
+                lay.release()
+        if not got.passed and got.failing_tensors:
+            return got
+    return None
 
 
 def _args_checked(obj: Any, inputs: list[np.ndarray], first: CheckResult, check: Callable[[Any], CheckResult],
-                  name: str | None, init: Mapping[str, Any] | None = None) -> CheckResult:
+                  name: str | None, init: Mapping[str, Any] | None = None,
+                  by_mode: Callable[[Any, bool], CheckResult] | None = None) -> CheckResult:
     """``first``, the check of the layer or loss ``obj`` as built, and when it passed the same ``check`` again with
     each float constructor argument at a value where a wrong backward can cancel built at its other value
     (:func:`gradcheck.sources.each_other_arg`, the loop ``gradcheck check`` runs; without the twin and the reference,
     built at the first value through its constructor, of ``init`` when given): the first failing check's result,
     named ``Dropout [p=0.3]`` (``args_failed``), else ``first``; either with ``other_args`` set and
     :func:`gradcheck.sources.args_line` among its notes, and :func:`gradcheck.sources.not_rechecked_line` for the
-    arguments it could not check again (verify37 F5)."""
+    arguments it could not check again (verify37 F5). ``by_mode(layer_built, training)``, given: the check of one mode
+    alone, run there in each mode when a forward raised there (:func:`_mode_failing`)."""
     if not first.passed:
         return first
     unbuilt: list = []
@@ -228,6 +258,10 @@ def _args_checked(obj: Any, inputs: list[np.ndarray], first: CheckResult, check:
         broke, why = other_point_stop(got, f"at {k}={o!r}", (k, v, o))
         if broke:  # backward breaks where forward ran: a FAIL, as gradcheck check's diagnosis says it
             raise AgainError(f"{name or type(obj).__name__} passes at {k}={v!r} but {why}")
+        if by_mode is not None and getattr(got, "step", None) == "forward" and (
+                failed := _mode_failing(obj, inputs, init, (k, o), by_mode)) is not None:
+            checked, top = [*checked, (k, v, o)], failed  # the mode whose forward runs there FAILs (verify49a F13)
+            break
         top.notes.append(f"constructor argument {k}={v!r} can hide a wrong backward: also tried at {k}={o!r}: no "
                          f"verdict there: {why}; the verdict is at {k}={v!r} alone")
     if line := not_rechecked_line(name or type(obj).__name__, unbuilt, unknown_args(obj, init)):

@@ -8575,7 +8575,7 @@ def _args_stops(diag: Diagnosis, stops: list) -> Diagnosis:
     another function, the layer's own), a backward that breaks is no function at all: it FAILs either way."""
     for k, v, o, got in stops:
         failed, why = other_point_stop(got, f"at {k}={o!r}", (k, v, o))
-        if failed and isinstance(got, Diagnosis) and got.error is None and got.result is not None:
+        if failed and isinstance(got, Diagnosis) and got.error is None and (got.result is not None or got.errors):
             # a finding FAILs it there with the gradients compared (dX returned as float32: verify48d F2): its table
             # and diagnosis are the verdict, the header naming the value (args_header)
             return _named_at(got, diag, k, o, [*diag.other_args, (k, v, o)], True)
@@ -8594,8 +8594,8 @@ def _args_stops(diag: Diagnosis, stops: list) -> Diagnosis:
 def args_header(diag: Diagnosis) -> str:
     """The header line of a check made again at other constructor arguments (:func:`at_other_args`), or ``""``
     (:func:`gradcheck.sources.args_line`)."""
-    return args_line(diag.other_args, diag.result.failing_tensors if diag.args_failed and diag.result is not None
-                     else None)
+    return args_line(diag.other_args, None if not diag.args_failed else [] if diag.result is None  # (a float32 Y)
+                     else diag.result.failing_tensors)
 
 
 def _compared_constants(layer: Any) -> list[float]:

@@ -357,6 +357,30 @@ def other_arg_refused(key: str, value: float, other: float, said: str) -> str:
             f"{key}={other!r}).")
 
 
+def _raised_there(err: BaseException, where: str, arg: tuple[str, float, float] | None) -> tuple[bool, str]:
+    """:func:`other_point_stop`'s ``(failed, why)`` of ``err``, what the check at another point raised or stopped on:
+    by who raised (its ``step``, else the first call its words name)."""
+    text = str(err).replace(NOT_WRITTEN, "").strip()  # (a method that ran at the first point is written)
+    said = re.sub(r"^while checking [^:]*: forward\([^)]*\)( \([^)]*\))? then backward\([^)]*\): ", "", text)
+    # who raised: the first call the message names (gradcheck's words lead, "Name.backward(dY) raised ...";
+    # the student's own text follows: a constructor refusing with "backward(" in its message, verify48d F4);
+    # the prefix of a layer whose mode is an attribute, "forward(X) (self.training = False)", is gradcheck's
+    # (F1); a sandboxed call that timed out is "Name.backward (called after a probe forward ..." (F5)
+    m = re.search(r"\.(__init__)\(|(forward|backward)\w*(?:\(| \(called|, called on the probe input|"
+                  r"(?: \[[^\]]*\])? modified its )", said)  # (sources.in_place's words: dY written, F2)
+    who = getattr(err, "step", None) or (None if m is None else m.group(1) or m.group(2))  # data first
+    if who == "forward":  # a shape error of forward's output too (--tape's Y a Tensor)
+        return False, f"{where} its forward {'failed' if isinstance(err, GradientShapeError) else 'raised'} ({said})"
+    if who == "__init__":  # a constructor refusing the value: no layer to check there
+        return False, f"{where} its constructor raised ({said})"
+    if arg is not None and who == "backward" and (isinstance(err.__cause__, NotImplementedError) or re.search(
+            r"\.backward\w*\([^)]*\)[^:]*? raised NotImplementedError", said)):
+        return True, other_arg_refused(*arg, said)
+    if isinstance(err, GradientShapeError) or who == "backward":
+        return True, f"{where} its backward fails: {said}"
+    return False, f"{where} the check stopped ({said})"
+
+
 def other_point_stop(got: Any, where: str, arg: tuple[str, float, float] | None = None) -> tuple[bool, str]:
     """``(failed, why)`` of a check again at another point (:func:`gradcheck.diagnose._again_told`: drawn parameters,
     inputs around forward's constants, a batch of one size grown, another constructor argument, ``gradcheck check``'s
@@ -369,35 +393,24 @@ def other_point_stop(got: Any, where: str, arg: tuple[str, float, float] | None 
     err = got if isinstance(got, BaseException) else getattr(got, "error", None)
     if isinstance(err, GraderError):  # gradcheck's own failure there (an InternalError): never the layer's
         raise err
-    if err is not None:
-        text = str(err).replace(NOT_WRITTEN, "").strip()  # (a method that ran at the first point is written)
-        said = re.sub(r"^while checking [^:]*: forward\([^)]*\)( \([^)]*\))? then backward\([^)]*\): ", "", text)
-        # who raised: the first call the message names (gradcheck's words lead, "Name.backward(dY) raised ...";
-        # the student's own text follows: a constructor refusing with "backward(" in its message, verify48d F4);
-        # the prefix of a layer whose mode is an attribute, "forward(X) (self.training = False)", is gradcheck's
-        # (F1); a sandboxed call that timed out is "Name.backward (called after a probe forward ..." (F5)
-        m = re.search(r"\.(__init__)\(|(forward|backward)\w*(?:\(| \(called|, called on the probe input|"
-                      r"(?: \[[^\]]*\])? modified its )", said)  # (sources.in_place's words: dY written, F2)
-        who = getattr(err, "step", None) or (None if m is None else m.group(1) or m.group(2))  # data first
-        if who == "forward":  # a shape error of forward's output too (--tape's Y a Tensor)
-            return False, f"{where} its forward {'failed' if isinstance(err, GradientShapeError) else 'raised'} ({said})"
-        if who == "__init__":  # a constructor refusing the value: no layer to check there
-            return False, f"{where} its constructor raised ({said})"
-        if arg is not None and who == "backward" and (isinstance(err.__cause__, NotImplementedError) or re.search(
-                r"\.backward\w*\([^)]*\)[^:]*? raised NotImplementedError", said)):
-            return True, other_arg_refused(*arg, said)
-        if isinstance(err, GradientShapeError) or who == "backward":
-            return True, f"{where} its backward fails: {said}"
-        return False, f"{where} the check stopped ({said})"
-    if "non-finite" in (getattr(got, "codes", None) or ()):  # a diagnosis's (a CheckResult has no codes)
+    stop = None if err is None else _raised_there(err, where, arg)
+    if stop is not None and stop[0]:
+        return stop
+    if err is None and "non-finite" in (getattr(got, "codes", None) or ()):  # a diagnosis's (a CheckResult: none)
         return False, f"{where} a value is NaN or infinite"
     every = (got, *getattr(got, "other_modes", ()))
-    if all(getattr(d, "result", None) is not None for d in every) and (
-            wrong := [f for d in every for f in getattr(d, "errors", ())]):
-        # a diagnosis that FAILs there with the gradients compared, by a finding (dX returned as float32): a verdict
-        # as a direct check there gives (verify48d F2: read as "no gradient could be judged", the PASS kept)
-        said = wrong[0].sentence()
-        return True, f"{where} {'its backward fails' if 'backward' in said else 'it fails'}: {said}"
+    if not isinstance(got, BaseException) and (judged := [
+            (d, f) for d in every for f in getattr(d, "errors", ()) if getattr(d, "result", None) is not None
+            or getattr(f, "code", None) in ("float32", "float32-values")]):
+        # a mode that ran there and FAILs, by its gradients compared or by a float32 Y (a FAIL at any point: "Float32
+        # code", docs/checking.md): the verdict, though another mode's forward raised there (verify49a F13: eval's
+        # FAIL dropped as "no gradient could be judged") or no gradient was compared (F6: a float32 Y there PASSed)
+        d, said = judged[0][0], judged[0][1].sentence()
+        mode = re.findall(r" \[(training|eval)\]", getattr(d, "name", "") or "")
+        return True, f"{where}{' in ' + mode[0] + ' mode' if mode and len(every) > 1 else ''} " \
+                     f"{'its backward fails' if 'backward' in said else 'it fails'}: {said}"
+    if stop is not None:
+        return stop
     return False, f"{where} no gradient could be judged (NOT CHECKED there)"
 
 

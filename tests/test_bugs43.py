@@ -724,3 +724,167 @@ def test_who_failed_at_the_second_point_is_read_from_the_error_s_step():
     err = GradientShapeError("its forward(X) gave a wrong dX")  # a shape error naming forward, from backward
     err.step = "backward"
     assert other_point_stop(err, "at slope=0.7")[0]
+
+
+STORED_BN = '''
+import numpy as np
+from collections import OrderedDict, defaultdict, deque
+from types import SimpleNamespace
+
+_GLOBAL = {}
+
+class L(list):
+    pass
+
+class Deep:
+    pass
+
+class BN:  # a batch norm whose running statistics live in STORE (the hooks _init, _get, _put)
+    RM = None
+    __slots__ = SLOTS
+
+    def __init__(self, d=5, eps=1e-5, momentum=0.1):
+        self.params, self.grads = {"gamma": np.ones(d), "beta": np.zeros(d)}, {}
+        self.eps, self.momentum = eps, momentum
+        INIT
+
+    def _get(self):
+        GET
+
+    def _put(self, a, b):
+        PUT
+
+    def forward(self, X, training=True):
+        if training:
+            mu, var = X.mean(0), X.var(0)
+            rm, rv = self._get()
+            self._put((1 - self.momentum) * rm + self.momentum * mu, (1 - self.momentum) * rv + self.momentum * var)
+        else:
+            mu, var = self._get()
+        self.training, self.inv = training, 1 / np.sqrt(var + self.eps)
+        self.xh = (X - mu) * self.inv
+        return self.params["gamma"] * self.xh + self.params["beta"]
+
+    def backward(self, dY):
+        self.grads["gamma"], self.grads["beta"] = (dY * self.xh).sum(0), dY.sum(0)
+        dxh = dY * GAMMA
+        if not self.training:
+            return dxh * self.inv
+        N = dY.shape[0]
+        return self.inv / N * (N * dxh - dxh.sum(0) - self.xh * (dxh * self.xh).sum(0))
+'''
+
+#: Where a batch norm keeps its running statistics: ``(init, get, put)`` statements on ``d``, ``a`` and ``b``.
+STORES = {
+    "OrderedDict": ("self.s = OrderedDict(rm=np.zeros(d), rv=np.ones(d))", "return self.s['rm'], self.s['rv']",
+                    "self.s['rm'], self.s['rv'] = a, b"),
+    "defaultdict": ("self.s = defaultdict(lambda: None); self.s['rm'], self.s['rv'] = np.zeros(d), np.ones(d)",
+                    "return self.s['rm'], self.s['rv']", "self.s['rm'], self.s['rv'] = a, b"),
+    "deque": ("self.s = deque([np.zeros(d), np.ones(d)])", "return self.s[0], self.s[1]",
+              "self.s[0], self.s[1] = a, b"),
+    "list subclass": ("self.s = L([np.zeros(d), np.ones(d)])", "return self.s[0], self.s[1]",
+                      "self.s[0], self.s[1] = a, b"),
+    "object array": ("self.s = np.empty(2, dtype=object); self.s[0], self.s[1] = np.zeros(d), np.ones(d)",
+                     "return self.s[0], self.s[1]", "self.s[0], self.s[1] = a, b"),
+    "__slots__": ("self.rm, self.rv = np.zeros(d), np.ones(d)", "return self.rm, self.rv", "self.rm, self.rv = a, b"),
+    "SimpleNamespace": ("self.s = SimpleNamespace(rm=np.zeros(d), rv=np.ones(d))", "return self.s.rm, self.s.rv",
+                        "self.s.rm, self.s.rv = a, b"),
+    "class attribute": ("type(self).RM = [np.zeros(d), np.ones(d)]", "return type(self).RM[0], type(self).RM[1]",
+                        "type(self).RM = [a, b]"),
+    "module global": ("_GLOBAL['rm'], _GLOBAL['rv'] = np.zeros(d), np.ones(d)", "return _GLOBAL['rm'], _GLOBAL['rv']",
+                      "_GLOBAL['rm'], _GLOBAL['rv'] = a, b"),
+    "depth 5": ("self.a = Deep(); self.a.b = [Deep()]; self.a.b[0].c = {'s': {'rm': np.zeros(d), 'rv': np.ones(d)}}",
+                "s = self.a.b[0].c['s']; return s['rm'], s['rv']", "s = self.a.b[0].c['s']; s['rm'], s['rv'] = a, b"),
+}
+
+
+def _stored_bn(store: str, gamma: str) -> str:
+    init, get, put = STORES[store]
+    slots = ('("params", "grads", "eps", "momentum", "rm", "rv", "training", "inv", "xh")' if store == "__slots__"
+             else '("__dict__",)')
+    return (STORED_BN.replace("INIT", init).replace("GET", get).replace("PUT", put).replace("SLOTS", slots)
+            .replace("GAMMA", gamma))
+
+
+@pytest.mark.parametrize("store", sorted(STORES))
+def test_tape_checks_a_batch_norm_at_drawn_parameters_wherever_it_keeps_its_statistics(tmp_path, store):
+    """verify49a F1: --tape's forward on Tensors left gradcheck's Tensors wherever a batch norm kept its running
+    statistics; unwrapped after the tape only in plain attributes, dicts, lists and tuples 4 deep, elsewhere (an
+    OrderedDict, __slots__, a class attribute, a module global, ...) the next forward on numpy arrays returned a
+    Tensor: "at the drawn parameters its forward failed", no verdict, and a batch norm forgetting gamma in dX
+    PASSed (exit 0), its note telling the student to compute with numpy operations. The child sends the value of
+    its own Tensor wherever it comes from, so the drawn check runs."""
+    got, out = check_source(tmp_path, _stored_bn(store, "1"), "BN", "--input-shape", "6,5", "--tape")
+    text = " ".join(out.split())
+    assert got == 1 and "FAILS at the drawn ones" in text and "FAIL: BN [eval]: gradient mismatch in dX" in text, out
+    assert "Tensor" not in text, out
+
+
+@pytest.mark.parametrize("store", ["class attribute", "module global"])
+def test_tape_passes_a_right_batch_norm_wherever_it_keeps_its_statistics(tmp_path, store):
+    """The right batch norm of :func:`test_tape_checks_a_batch_norm_at_drawn_parameters_wherever_it_keeps_its_statistics`
+    PASSes with --tape, checked at the drawn parameters too (verify49a F1)."""
+    got, out = check_source(tmp_path, _stored_bn(store, 'self.params["gamma"]'), "BN", "--input-shape", "6,5",
+                            "--tape")
+    text = " ".join(out.split())
+    assert got == 0 and "also checked at drawn values" in text and "Tensor" not in text, out
+
+
+SECOND_VALUE = '''
+import numpy as np
+
+class FwdF32:  # a right leaky ReLU whose forward returns float32 Y at slope != 1 alone
+    def __init__(self, slope=1.0):
+        self.slope, self.params, self.grads = slope, {}, {}
+
+    def forward(self, X):
+        self.X = X
+        Y = np.where(X > 0, X, self.slope * X)
+        return Y.astype(np.float32) if self.slope != 1.0 else Y
+
+    def backward(self, dY):
+        return np.where(self.X > 0, dY, self.slope * dY)
+
+class TrainRefused:  # backward forgets slope; forward refuses training mode at slope != 1, runs in eval mode
+    def __init__(self, slope=1.0):
+        self.slope, self.params, self.grads = slope, {}, {}
+
+    def forward(self, X, training=False):
+        if training and self.slope != 1.0:
+            raise ValueError("training at slope != 1 not supported")
+        self.X = X
+        return np.where(X > 0, X, self.slope * X)
+
+    def backward(self, dY):
+        return dY.copy()
+
+class TrainRefusedRight(TrainRefused):
+    def backward(self, dY):
+        return np.where(self.X > 0, dY, self.slope * dY)
+'''
+
+
+@pytest.mark.parametrize("name, said", [
+    ("FwdF32", "FAIL: FwdF32 [slope=0.7]: wrong dtype of Y."),  # verify49a F6: "no gradient could be judged", PASS
+    ("TrainRefused", "FAIL: TrainRefused [slope=0.7]: gradient mismatch in dX.")])  # F13: eval's FAIL dropped
+def test_a_mode_that_runs_and_fails_at_the_second_value_fails(tmp_path, name, said):
+    """At the second constructor value a check that FAILs by a float32 Y (no gradient compared: F6), or in the mode
+    whose forward runs there while the other mode's forward raises (F13), was read as "no gradient could be judged
+    (NOT CHECKED there)": the PASS at the first value stood (exit 0), where a check built at that value FAILs."""
+    got, out = check_source(tmp_path, SECOND_VALUE, name, "--input-shape", "4,5", "--init", '{"slope": 1.0}')
+    text = " ".join(out.split())
+    assert got == 1 and said in text and "no gradient could be judged" not in text and "(passed)" not in text, out
+
+
+def test_check_layer_fails_a_mode_that_runs_and_fails_at_the_second_value():
+    """verify49a F13 in check_layer: its check at slope=0.7 of both modes raised as the training forward refuses
+    that value, read as no verdict (passed True); each mode is then checked alone there, and eval's FAILs. The right
+    backward keeps its PASS, the note saying training's forward raised there."""
+    ns: dict = {}
+    exec(SECOND_VALUE, ns)  # noqa: S102 - the test's own source
+    wrong = gradcheck.check_layer(ns["TrainRefused"](slope=1.0), (4, 5), init={"slope": 1.0})
+    assert not wrong.passed and wrong.name == "TrainRefused [slope=0.7]" and wrong.failing_tensors == ["dX"], \
+        (wrong.name, wrong.notes)
+    right = gradcheck.check_layer(ns["TrainRefusedRight"](slope=1.0), (4, 5), init={"slope": 1.0})
+    assert right.passed and any("no verdict there: at slope=0.7 its forward raised" in n for n in right.notes), \
+        right.notes
