@@ -806,7 +806,9 @@ def _stored_bn(store: str, gamma: str) -> str:
             .replace("GAMMA", gamma))
 
 
-@pytest.mark.parametrize("store", sorted(STORES))
+# Three of STORES (each a CLI run of ~8 s): the child unwraps at its one reply path, wherever the statistics are; all
+# ten FAILed before that fix and pass with it (again49b, run by hand).
+@pytest.mark.parametrize("store", ["__slots__", "class attribute", "module global"])
 def test_tape_checks_a_batch_norm_at_drawn_parameters_wherever_it_keeps_its_statistics(tmp_path, store):
     """verify49a F1: --tape's forward on Tensors left gradcheck's Tensors wherever a batch norm kept its running
     statistics; unwrapped after the tape only in plain attributes, dicts, lists and tuples 4 deep, elsewhere (an
@@ -820,7 +822,7 @@ def test_tape_checks_a_batch_norm_at_drawn_parameters_wherever_it_keeps_its_stat
     assert "Tensor" not in text, out
 
 
-@pytest.mark.parametrize("store", ["class attribute", "module global"])
+@pytest.mark.parametrize("store", ["module global"])
 def test_tape_passes_a_right_batch_norm_wherever_it_keeps_its_statistics(tmp_path, store):
     """The right batch norm of :func:`test_tape_checks_a_batch_norm_at_drawn_parameters_wherever_it_keeps_its_statistics`
     PASSes with --tape, checked at the drawn parameters too (verify49a F1)."""
