@@ -1522,7 +1522,7 @@ def _deeper(c0, rescan, idx, rtol, atol, top, sigma=None, roundoff=None):
     the measure for ``tanh(1e-3 x)`` at ``X + 1e4``, or is the floor) times ``4 / f`` (verify44c H1); a step further
     down is taken only where the differences change by more than that (below it they are round-off, which grows as
     the step shrinks). A converged extrapolation is confirmed from ``f h/2``, ``f h/4``, ``f h/8`` (2 forwards per
-    entry, reused as the next level's where it is not): across a jump of ``f''`` at ``d < h`` the two extrapolations
+    entry, reused as the next level's where it is not; its atol at least ``C(f h/8)``'s round-off, verify49b F8): across a jump of ``f''`` at ``d < h`` the two extrapolations
     agree by chance near ``d = h/4``, both off (verify48c H4: a right ELU at ``X ~ 1e3`` FAILed)."""
     R = np.array(c0, dtype=np.float64)
     ok, lo, hi, live = np.zeros(R.shape, dtype=bool), R.copy(), R.copy(), list(idx)
