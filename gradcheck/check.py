@@ -1299,7 +1299,8 @@ def _finer_steps(analytic, sc, kinks, rescan, rtol, atol, values, roundoff, scal
     kinks, judged = _suspects_at_floor(analytic, sc, kinks, np.isnan(at), floor, rescan, rtol, atol, roundoff)
     resolved |= judged
     if spans is not None:
-        kinks, judged = _kinks_at_floor(analytic, sc, kinks, spans & np.isnan(at), floor, rescan, rtol, atol, roundoff)
+        kinks, judged = _kinks_at_floor(analytic, sc, kinks, spans & np.isnan(at), floor, rescan, rtol, atol, roundoff,
+                                        values)
         resolved, outside = resolved | judged, outside | judged
     return kinks, resolved, loose, outside
 
@@ -1344,7 +1345,7 @@ def _suspects_at_floor(analytic, sc, kinks, unsettled, floor, rescan, rtol, atol
     return kinks, judged
 
 
-def _kinks_at_floor(analytic, sc, kinks, cand, floor, rescan, rtol, atol, roundoff):
+def _kinks_at_floor(analytic, sc, kinks, cand, floor, rescan, rtol, atol, roundoff, values):
     """``(kinks, judged)``: ``kinks`` with the span entries ``cand`` whose one-sided differences disagree at every step down to ``floor``
     (a kink, isolated there: a piecewise-linear entry exactly on a knot whose full step spans other knots) added
     where an analytic gradient agrees, by the one rule, with the central difference at that floor step (the mean of
@@ -1354,11 +1355,17 @@ def _kinks_at_floor(analytic, sc, kinks, cand, floor, rescan, rtol, atol, roundo
     half and a quarter of the floor, verify48c H1): the step at which an input of size 1 is checked. Without it such an entry, not "between" its one-sided differences at the full step, was the worst
     failing one and FAILed a right layer (verify47c F1: ``db[0] manual=-8.48 numerical=-1.52`` at ``b ~ 1e6``); a
     value outside the floor's one-sided differences stays failing, judged there: where those sides are above their
-    round-off (``10 roundoff / f``, as :func:`_suspects_at_floor`'s) and no smooth function's, the entry is
-    ``judged`` and its ``sc.grad`` replaced, in place, by the floor's central difference (verify49c F9: a clip's
+    round-off (``10 roundoff / f``, as :func:`_suspects_at_floor`'s) and no smooth function's, an entry whose value
+    ``values`` no other entry shares is ``judged`` and its ``sc.grad`` replaced, in place, by the floor's central difference (verify49c F9: a clip's
     summed ``db`` at ``b ~ -1e7`` dropping a row, 95% wrong, was left to the full step's estimates, which spread
-    over it: NOT CHECKED)."""
+    over it: NOT CHECKED). A tied entry's own one-sided differences do not bound the valid choices of its tie
+    (verify49c F3: a right overlapping MaxPool2D on integers FAILs so at offset 0), so it stays as it was."""
     judged = np.zeros(cand.shape, dtype=bool)
+    v = np.asarray(values, dtype=np.float64)
+    alone = np.zeros(cand.shape, dtype=bool)
+    if v.shape == cand.shape:
+        inverse, counts = np.unique(v, return_inverse=True, return_counts=True)[1:]
+        alone = (counts[inverse] == 1).reshape(cand.shape)
     if not cand.any():
         return kinks, judged
     kinks = {src: k.copy() for src, k in kinks.items()}
@@ -1383,7 +1390,7 @@ def _kinks_at_floor(analytic, sc, kinks, cand, floor, rescan, rtol, atol, roundo
             continue
         dp, dm, tol = np.asarray(s.d_plus), np.asarray(s.d_minus), max(float(atol), float(roundoff) / float(f))
         with np.errstate(invalid="ignore", over="ignore"):
-            out = at & between & np.nan_to_num(10 * roundoff / f <= SIDES_AGREE * (np.abs(dp) + np.abs(dm)),
+            out = at & alone & between & np.nan_to_num(10 * roundoff / f <= SIDES_AGREE * (np.abs(dp) + np.abs(dm)),
                                                nan=0).astype(bool)
         for src, g in analytic.items():
             out &= ~kinks[src] & mismatched(g, s.grad, rtol, tol) & ~kink_mask(g, s.grad, dp, dm, rtol=rtol, atol=tol)
