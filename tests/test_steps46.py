@@ -711,3 +711,85 @@ def test_a_median_tie_carried_past_its_neighbours_by_the_step_is_judged_finer(c,
         assert res.passed and not res.unchecked and res.kinks.get("dX"), res.table()
     else:
         assert not res.passed and res.failing_tensors == ["dX"], res.table()
+
+
+class _SinSinc:
+    """``mean(sin(5 p))`` as a loss and ``sin(5 X)`` as a layer; the backward times ``sin(5 eps) / (5 eps)`` (the
+    central difference's own error at ``eps``) where ``|p| <= 1``, right elsewhere (``wrong``: else right)."""
+
+    def __init__(self, eps, wrong):
+        self.s, self.params, self.grads = (np.sin(5 * eps) / (5 * eps) if wrong else 1.0), {}, {}
+
+    def _g(self, p, dY):
+        g = 5 * np.cos(5 * p) * dY
+        return np.where(np.abs(p) <= 1, self.s * g, g)
+
+    def forward(self, *args, training=False):
+        self.p = np.array(args[-1], dtype=float)
+        return float(np.mean(np.sin(5 * self.p))) if len(args) == 2 else np.sin(5 * self.p)
+
+    def backward(self, dY=None):
+        return self._g(self.p, 1.0 / self.p.size if dY is None else dY)
+
+
+@pytest.mark.parametrize("kind", ["loss", "layer"])
+@pytest.mark.parametrize("wrong", [False, True])
+def test_at_a_users_eps_an_entry_agreeing_with_the_steps_difference_is_judged_again(kind, wrong):
+    """verify49b F1: at ``eps=0.01`` only the entries failing ``C(eps)`` were compared with the extrapolation; a
+    backward wrong by ``C(eps)``'s own truncation error (4e-4 relative, 400 times rtol) on 8 of 12 entries agreed
+    with it and the tensor PASSed once the 4 right entries at ``|p| > 1`` settled. Every entry is judged against the
+    confirmed extrapolation: FAIL; the right one PASSes."""
+    rng = np.random.default_rng(0)
+    p = rng.uniform(-0.9, 0.9, (3, 4))
+    p[2] = rng.uniform(1.5, 2.5, 4)
+    f = _SinSinc(0.01, wrong)
+    res = (check_loss(f, 0 * p, p, twin=None, eps=0.01, values=False) if kind == "loss"
+           else check_layer(f, p, twin=None, eps=0.01, values=False))
+    if wrong:
+        assert not res.passed and res.failing_tensors, res.table()
+    else:
+        assert res.passed and not res.unchecked, res.table()
+
+
+def test_a_right_batch_norm_at_1e3_is_not_left_unchecked_by_the_confirmation():
+    """verify49b F8: ``_deeper``'s confirmation at ``h/8`` asked the two extrapolations to agree to ``rtol/4`` with
+    no allowance for ``C(h/8)``'s round-off (8 times ``C(h)``'s; a training batch norm subtracts its batch mean, 1e3
+    here): a converged extrapolation was rejected and a right manualprop.BatchNorm1D was NOT CHECKED."""
+    import manualprop as mp
+
+    X = 1e3 + np.random.default_rng(2).standard_normal((5, 6))
+    res = check_layer(mp.BatchNorm1D(6), X, twin=None, values=False, training=True)
+    assert res.passed and not res.unchecked, res.table()
+
+
+class _SummedClip(_SummedRelu):
+    """``clip(X + b - c, -1, 1)``, ``z[0, 0] = 1`` exactly (the clip's edge), ``db`` row 2 of column 0 times
+    ``factor``."""
+
+    def forward(self, X, training=False):
+        self.Z = X + (self.params["b"] - self.c)
+        return np.clip(self.Z, -1.0, 1.0)
+
+    def backward(self, dY):
+        g = dY * (np.abs(self.Z) <= 1)
+        m = np.ones_like(g)
+        m[2, 0] = self.factor
+        self.grads["b"] = (g * m).sum(axis=0)
+        return g
+
+
+@pytest.mark.parametrize("mode", ["full", "fast"])
+@pytest.mark.parametrize("factor", [0.0, 1.0])
+def test_a_summed_clip_bias_dropping_a_row_at_minus_1e7_fails(mode, factor):
+    """verify49c F9: ``db[0]`` sums a row exactly at the clip's edge; its sides disagree down to the floor step, and
+    its value without row 2 (95% wrong) lies outside the floor's one-sided differences, but was left to the full
+    step's estimates, which spread over it: NOT CHECKED with no reason. Judged at the floor step: FAIL."""
+    X = np.random.default_rng(1).standard_normal((4, 4))
+    X[0, 0] = 1.0
+    layer = _SummedClip(-1e7, factor)
+    assert layer.params["b"][0] + 1e7 == 0.0
+    res = check_layer(layer, X, twin=None, seed=0, mode=mode)
+    if factor == 1.0:
+        assert res.passed and not res.unchecked, res.table()
+    else:
+        assert not res.passed and res.failing_tensors == ["db"], res.table()
