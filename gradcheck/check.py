@@ -1343,10 +1343,13 @@ def _suspects_at_floor(analytic, sc, kinks, unsettled, floor, rescan, rtol, atol
     """``(kinks, judged)``: the suspected ``kinks`` whose one-sided differences disagree at every finer step tried
     (``unsettled``, :func:`gradcheck.compare.sides_agree_at`'s NaN) judged again at the ``floor`` step, the step of an
     input of size 1, where that floor is finer than the full step (at most ``1 / FINER`` of it) and its one-sided
-    differences are above their round-off (``10 roundoff / f`` within :data:`~gradcheck.compare.SIDES_AGREE` of their
-    size, :func:`~gradcheck.compare.sides_agree_at`'s test): an entry stays a kink where an analytic value agrees with
-    the floor's central difference or lies between its one-sided differences there (:func:`kink_mask`, with the
-    floor's round-off ``roundoff / f`` in its atol); elsewhere it is ``judged``: no longer excused, its central
+    differences are above their round-off (``10 r / f`` within :data:`~gradcheck.compare.SIDES_AGREE` of their
+    size, :func:`~gradcheck.compare.sides_agree_at`'s test; ``r`` the larger of ``roundoff`` and :data:`NOISE_SIGMAS`
+    times the round-off measured at the floor, :func:`_measured_roundoff`: a forward that cancels internally has far
+    more than the output's size gives, verify49b F4: BatchNorm1D at ``1e4 + 0.01 N``, ``x - mean`` rounds to ``|x| u``,
+    a right ``dX`` FAILed at ``manual=-10.18 numerical=54.14``): an entry stays a kink where an analytic value agrees
+    with the floor's central difference or lies between its one-sided differences there (:func:`kink_mask`, with the
+    floor's round-off ``r / f`` in its atol); elsewhere it is ``judged``: no longer excused, its central
     difference ``sc.grad`` replaced, in place, by the floor's. verify48c H2: a bias ``b ~ 1e6`` summed over rows, one
     row exactly at a ReLU kink: the full step (6) spans every row's kink, its one-sided differences far apart, and a
     ``db`` with another row sign-flipped or dropped lay between them and PASSed; at the floor step the differences are
@@ -1365,9 +1368,12 @@ def _suspects_at_floor(analytic, sc, kinks, unsettled, floor, rescan, rtol, atol
         if s.d_plus is None:
             continue
         dp, dm = np.asarray(s.d_plus, dtype=np.float64), np.asarray(s.d_minus, dtype=np.float64)
-        tol = max(float(atol), float(roundoff) / float(f))
+        idx = [tuple(int(i) for i in ix) for ix in np.argwhere(at)]  # the floor's measured round-off, C(h)'s units
+        noise = f * _measured_roundoff(s, lambda i, fr, f=f: rescan(i, fr * f), idx)
+        noise = np.maximum(float(roundoff), NOISE_SIGMAS * noise)
+        tol = np.maximum(float(atol), noise / float(f))
         with np.errstate(invalid="ignore", over="ignore"):
-            at &= np.nan_to_num(10 * roundoff / f <= SIDES_AGREE * (np.abs(dp) + np.abs(dm)), nan=0).astype(bool)
+            at &= np.nan_to_num(10 * noise / f <= SIDES_AGREE * (np.abs(dp) + np.abs(dm)), nan=0).astype(bool)
         out = at.copy()  # judged for every analytic source: the floor's central difference replaces the full step's
         for src, g in analytic.items():
             drop = at & kinks[src] & ~(~mismatched(g, s.grad, rtol, tol) | kink_mask(g, s.grad, dp, dm, rtol=rtol,
