@@ -14,16 +14,16 @@ from typing import Any
 import numpy as np
 
 from . import _validation as V
+from ._kink_groups import joint_checked, joint_wrong
 from ._large_inputs import at_large_inputs, at_large_predictions
 from ._layout import layout_rerun, loss_layout_rerun
-from ._kink_groups import joint_checked, joint_wrong
 from .compare import (
     ATOL_FLOOR,
     EXTRAPOLATION_ROUNDOFF,
     FINER,
-    SIDES_AGREE,
     NOISY,
     PART,
+    SIDES_AGREE,
     VACUOUS,
     Comparison,
     atol_swamp_notes,
