@@ -1353,8 +1353,10 @@ def _suspects_at_floor(analytic, sc, kinks, unsettled, floor, rescan, rtol, atol
     difference ``sc.grad`` replaced, in place, by the floor's. verify48c H2: a bias ``b ~ 1e6`` summed over rows, one
     row exactly at a ReLU kink: the full step (6) spans every row's kink, its one-sided differences far apart, and a
     ``db`` with another row sign-flipped or dropped lay between them and PASSed; at the floor step the differences are
-    offset 0's, which reject it. Where the floor is the full step (``|x| <= 4``) nothing changes: the full step's
-    rule was the floor's."""
+    offset 0's, which reject it. Only a kink there is judged (one-sided differences still apart by more than
+    :data:`~gradcheck.compare.SIDES_AGREE` at the floor): sides that meet at the floor are a smooth function's whose
+    round-off decided (a right causal attention at ``X - 3000`` FAILed dX, session 49's CI). Where the floor is the
+    full step (``|x| <= 4``) nothing changes: the full step's rule was the floor's."""
     cand = np.logical_or.reduce([*kinks.values(), np.zeros(np.shape(sc.grad), dtype=bool)]) & unsettled
     floors = np.broadcast_to(floor, cand.shape)
     cand &= floors <= 1.0 / FINER
@@ -1374,6 +1376,7 @@ def _suspects_at_floor(analytic, sc, kinks, unsettled, floor, rescan, rtol, atol
         tol = np.maximum(float(atol), noise / float(f))
         with np.errstate(invalid="ignore", over="ignore"):
             at &= np.nan_to_num(10 * noise / f <= SIDES_AGREE * (np.abs(dp) + np.abs(dm)), nan=0).astype(bool)
+            at &= np.nan_to_num(np.abs(dp - dm) > SIDES_AGREE * (np.abs(dp) + np.abs(dm)), nan=0).astype(bool)
         out = at.copy()  # judged for every analytic source: the floor's central difference replaces the full step's
         for src, g in analytic.items():
             drop = at & kinks[src] & ~(~mismatched(g, s.grad, rtol, tol) | kink_mask(g, s.grad, dp, dm, rtol=rtol,
