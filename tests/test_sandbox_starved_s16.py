@@ -21,9 +21,11 @@ from gradcheck.sandbox import STARVED_FACTOR, Sandbox, SandboxError, SandboxStar
 
 def waiting_all_along(monkeypatch):
     """``/proc`` stood in for as a process tree the machine's load keeps off the cores: runnable, no CPU time had
-    and every second since now spent waiting on a run queue for a CPU (``_tree_usage``: CPU, runnable, wait)."""
+    and every second since now spent waiting on a run queue for a CPU (``_tree_usage``: CPU, runnable, wait, as a
+    sandbox reads them; ``_tree_waits`` as the grading runner's meter reads them, ``test_grading_tester23g``)."""
     t0 = time.monotonic()
     monkeypatch.setattr(sandbox, "_tree_usage", lambda pid: (0.0, True, time.monotonic() - t0))
+    monkeypatch.setattr(sandbox, "_tree_waits", lambda pid: {(pid, 0): time.monotonic() - t0})
 
 
 SLOW_IMPORT = ("import time\ntime.sleep(2.5)\n\nclass ReLU:\n    def forward(self, X):\n        return X\n\n"
