@@ -46,8 +46,16 @@ from manualprop import optim as _optim
 from .core import observe as _observe
 from .core import registry as _registry
 from .core import tape as _tape
-from .core.tensor import (_FORWARD, _KEEP_SAVED, _RECORDING, _STATE, _TRACERS, Tensor, Variable,
-                          _next_key)
+from .core.tensor import (
+    _FORWARD,
+    _KEEP_SAVED,
+    _RECORDING,
+    _STATE,
+    _TRACERS,
+    Tensor,
+    Variable,
+    _next_key,
+)
 
 __all__ = ["function", "TraceError"]
 
