@@ -645,35 +645,6 @@ def test_check_layer_fails_a_backward_that_breaks_at_the_other_value_alike(name,
     assert said in str(got.value) and "not written yet" not in str(got.value), str(got.value)
 
 
-RUNNING_BN = '''
-import numpy as np
-
-class BN:  # a batch norm with running statistics (PyTorch's momentum), gamma ones and beta zeros at init
-    def __init__(self, d=5, eps=1e-5, momentum=0.1):
-        self.params, self.grads = {"gamma": np.ones(d), "beta": np.zeros(d)}, {}
-        self.eps, self.momentum, self.rm, self.rv = eps, momentum, np.zeros(d), np.ones(d)
-
-    def forward(self, X, training=True):
-        if training:
-            mu, var = X.mean(0), X.var(0)
-            self.rm = (1 - self.momentum) * self.rm + self.momentum * mu
-            self.rv = (1 - self.momentum) * self.rv + self.momentum * var
-        else:
-            mu, var = self.rm, self.rv
-        self.training, self.inv = training, 1 / np.sqrt(var + self.eps)
-        self.xh = (X - mu) * self.inv
-        return self.params["gamma"] * self.xh + self.params["beta"]
-
-    def backward(self, dY):
-        self.grads["gamma"], self.grads["beta"] = (dY * self.xh).sum(0), dY.sum(0)
-        dxh = dY * GAMMA
-        if not self.training:
-            return dxh * self.inv
-        N = dY.shape[0]
-        return self.inv / N * (N * dxh - dxh.sum(0) - self.xh * (dxh * self.xh).sum(0))
-'''
-
-
 @pytest.mark.parametrize("gamma, code, said", [
     ("1", 1, "BN [eval] dX"),  # backward forgets gamma: right at gamma = ones alone
     ('self.params["gamma"]', 0, "also checked at drawn values")])
@@ -682,7 +653,7 @@ def test_tape_checks_a_batch_norm_with_running_statistics_at_drawn_parameters(tm
     layer (``self.rm = (1 - m) * self.rm + m * mu``), so the eval forward at the drawn parameters returned a Tensor,
     read as "its forward failed": the drawn check never ran under --tape, and a batch norm whose backward forgets
     gamma PASSed (exit 0; without --tape it FAILs). The child turns them back into numpy arrays after the tape."""
-    got, out = check_source(tmp_path, RUNNING_BN.replace("GAMMA", gamma), "BN", "--input-shape", "6,5", "--tape")
+    got, out = check_source(tmp_path, _stored_bn("attributes", gamma), "BN", "--input-shape", "6,5", "--tape")
     text = " ".join(out.split())
     assert got == code and said in text and "Tensor" not in text, out
 
@@ -786,6 +757,7 @@ STORES = {
                       "self.s[0], self.s[1] = a, b"),
     "object array": ("self.s = np.empty(2, dtype=object); self.s[0], self.s[1] = np.zeros(d), np.ones(d)",
                      "return self.s[0], self.s[1]", "self.s[0], self.s[1] = a, b"),
+    "attributes": ("self.rm, self.rv = np.zeros(d), np.ones(d)", "return self.rm, self.rv", "self.rm, self.rv = a, b"),
     "__slots__": ("self.rm, self.rv = np.zeros(d), np.ones(d)", "return self.rm, self.rv", "self.rm, self.rv = a, b"),
     "SimpleNamespace": ("self.s = SimpleNamespace(rm=np.zeros(d), rv=np.ones(d))", "return self.s.rm, self.s.rv",
                         "self.s.rm, self.s.rv = a, b"),
